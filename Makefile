@@ -1,0 +1,56 @@
+# rflib reproductions. `make` = set up + run every notebook at standard scale; `make test` = set up + all tests.
+# Nothing else is needed on a fresh machine than Python 3.11, make and git (and network access to PyPI).
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+SEED   ?= 0
+RUN     = $(PY) tools/run_notebooks.py --seed $(SEED)
+
+.PHONY: all notebooks quick paper test lint format venv clean distclean
+
+all: notebooks
+
+# The environment is rebuilt from scratch only when pyproject.toml changes.
+$(STAMP): pyproject.toml
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## Every notebook at standard scale (the paper's settings wherever they fit): build/executed, figures/, results/.
+notebooks: $(STAMP)
+	$(RUN) --scale standard
+
+## Every notebook at quick scale (CI smoke settings): build/quick/{executed,figures,results}.
+quick: $(STAMP)
+	$(RUN) --scale quick
+
+## Every notebook at the paper's full settings (hours; meant for a GPU or a long run).
+paper: $(STAMP)
+	$(RUN) --scale paper
+
+## Lint, then every test in float64, including a quick-scale papermill run of every notebook.
+test: $(STAMP)
+	$(PY) -m ruff check .
+	JAX_ENABLE_X64=1 $(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+## Remove build outputs (executed notebooks, quick-scale output, caches); figures/ and results/ are kept.
+clean:
+	rm -rf build .pytest_cache .ruff_cache notebooks/*.ipynb
+	find . -name __pycache__ -type d -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+
+## clean, and remove the virtual environment too.
+distclean: clean
+	rm -rf $(VENV) *.egg-info

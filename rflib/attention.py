@@ -1,0 +1,153 @@
+"""Exact softmax attention and linear (random-feature) attention, bidirectional and causal.
+
+Conventions (Performer §2.1, HRF §4): rows are tokens; Q: (..., L, d), K: (..., S, d), V: (..., S, d_v), any
+leading batch/head axes. Softmax attention is Att(Q, K, V) = D⁻¹ A V with A = exp(QKᵀ) (no 1/√d: scale Q and K
+by d^{-1/4} beforehand for the usual convention), D = diag(A 1). Linear attention replaces A by φ(Q)φ(K)ᵀ and
+reorders the products so that nothing L×S is formed:
+out = φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1).
+
+Stabilisation is exact: the per-query scale of φ(Q) cancels between numerator and denominator and is dropped;
+keys are rescaled by one constant per query (the largest log-scale among the keys that query sees: all keys when
+bidirectional, keys j ≤ i when causal), which cancels the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from rflib import _checks
+from rflib.features.base import Features
+
+
+def _check_qkv(Q, K, V, causal: bool):
+    Q = _checks.finite_array("Q", Q, tuple(range(2, 6)))
+    K = _checks.finite_array("K", K, Q.ndim)
+    V = _checks.finite_array("V", V, Q.ndim)
+    if K.shape[:-2] != Q.shape[:-2] or V.shape[:-2] != Q.shape[:-2]:
+        raise ValueError(f"Q, K, V need the same leading axes, got {Q.shape}, {K.shape}, {V.shape}")
+    if K.shape[-1] != Q.shape[-1]:
+        raise ValueError(f"Q and K need the same feature size d, got Q {Q.shape} and K {K.shape}")
+    if V.shape[-2] != K.shape[-2]:
+        raise ValueError(f"K and V need the same sequence length, got K {K.shape} and V {V.shape}")
+    if causal and Q.shape[-2] != K.shape[-2]:
+        raise ValueError(f"causal attention needs as many queries as keys, got Q {Q.shape} and K {K.shape}")
+    return Q, K, V
+
+
+@partial(jax.jit, static_argnames="causal")
+def _softmax_attention(Q, K, V, causal):
+    logits = jnp.einsum("...ld,...sd->...ls", Q, K)
+    if causal:
+        L = Q.shape[-2]
+        logits = jnp.where(jnp.tril(jnp.ones((L, L), dtype=bool)), logits, -jnp.inf)
+    return jnp.einsum("...ls,...sv->...lv", jax.nn.softmax(logits, axis=-1), V)
+
+
+def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
+    """Exact softmax attention D⁻¹ exp(QKᵀ) V, max-subtracted per row (Performer eq 1).
+
+    Shapes: Q (..., L, d), K (..., S, d), V (..., S, d_v) → (..., L, d_v). ``causal`` masks keys after the query
+    (needs L == S). Memory O(L·S): this is the quadratic reference.
+    """
+    return _softmax_attention(*_check_qkv(Q, K, V, causal), causal)
+
+
+def _as_features(phi) -> Features:
+    if isinstance(phi, Features):
+        return phi
+    arr = jnp.asarray(phi)
+    return Features(jnp.zeros(arr.shape[:-1], arr.dtype), arr)
+
+
+@jax.jit
+def _linear_bidirectional(q_body, k_log, k_body, V):
+    k = jnp.exp(k_log - jnp.max(k_log))[:, None] * k_body
+    numerator = q_body @ (k.T @ V)
+    denominator = q_body @ jnp.sum(k, axis=0)
+    return numerator / denominator[:, None]
+
+
+@partial(jax.jit, static_argnames="chunk_size")
+def _linear_causal(q_body, k_log, k_body, V, chunk_size):
+    L, F = q_body.shape
+    n_chunks = math.ceil(L / chunk_size)
+    pad = n_chunks * chunk_size - L
+    # Padded queries are ones (so their discarded rows never divide by zero); padded keys contribute nothing.
+    q_body = jnp.pad(q_body, ((0, pad), (0, 0)), constant_values=1.0)
+    k_body = jnp.pad(k_body, ((0, pad), (0, 0)))
+    k_log = jnp.pad(k_log, (0, pad), constant_values=jnp.min(k_log))
+    V = jnp.pad(V, ((0, pad), (0, 0)))
+
+    def chunks(a):
+        return a.reshape((n_chunks, chunk_size) + a.shape[1:])
+
+    lower = jnp.tril(jnp.ones((chunk_size, chunk_size), dtype=bool))
+
+    def step(carry, xs):
+        kv_state, k_state, state_max = carry
+        q_c, k_log_c, k_body_c, v_c = xs
+        # Query i uses the constant max_{j ≤ i} log-scale of its keys: it cancels in its own row.
+        query_max = jnp.maximum(state_max, jax.lax.cummax(k_log_c))
+        exponents = jnp.where(lower, k_log_c[None, :] - query_max[:, None], -jnp.inf)
+        scores = (q_c @ k_body_c.T) * jnp.exp(exponents)
+        state_weight = jnp.exp(state_max - query_max)[:, None]
+        numerator = scores @ v_c + state_weight * (q_c @ kv_state)
+        denominator = jnp.sum(scores, axis=1) + state_weight[:, 0] * (q_c @ k_state)
+        new_max = query_max[-1]
+        k_c = jnp.exp(k_log_c - new_max)[:, None] * k_body_c
+        rescale = jnp.exp(state_max - new_max)
+        carry = (kv_state * rescale + k_c.T @ v_c, k_state * rescale + jnp.sum(k_c, axis=0), new_max)
+        return carry, numerator / denominator[:, None]
+
+    init = (
+        jnp.zeros((F, V.shape[1]), q_body.dtype),
+        jnp.zeros((F,), q_body.dtype),
+        jnp.array(-jnp.inf, k_log.dtype),
+    )
+    _, out = jax.lax.scan(step, init, (chunks(q_body), chunks(k_log), chunks(k_body), chunks(V)))
+    return out.reshape(n_chunks * chunk_size, V.shape[1])[:L]
+
+
+def linear_attention(
+    Q,
+    K,
+    V,
+    feature_map: Callable[[jax.Array], Features | jax.Array],
+    *,
+    causal: bool = False,
+    chunk_size: int = 64,
+) -> jax.Array:
+    """Random-feature (linear) attention φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1)  (Performer eq 4–5, FAVOR).
+
+    Args:
+      Q, K, V: (..., L, d), (..., S, d), (..., S, d_v).
+      feature_map: X (n, d) → :class:`Features` or a dense (n, F) array, applied row-wise, e.g.
+        ``partial(rflib.features.positive_features, W)``. The same map is used for queries and keys.
+      causal: query i attends to keys j ≤ i only (needs L == S). Computed chunk by chunk with prefix sums
+        carried by ``lax.scan``: a masked chunk_size × chunk_size product inside each chunk plus the running
+        state φ(K)ᵀV of earlier chunks, so memory is O(L·(F + d_v) + F·d_v + chunk_size²), never L×L or L×F×d_v.
+      chunk_size: tokens per causal chunk (speed only; results agree to round-off for every value).
+
+    Returns:
+      (..., L, d_v). With trigonometric features the denominator can be ≤ 0; that is the estimator, not a bug.
+    """
+    Q, K, V = _check_qkv(Q, K, V, causal)
+    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    lead = Q.shape[:-2]
+    phi_q = _as_features(feature_map(Q.reshape(-1, Q.shape[-1])))
+    phi_k = _as_features(feature_map(K.reshape(-1, K.shape[-1])))
+    batch = math.prod(lead)
+    q_body = phi_q.body.reshape(batch, Q.shape[-2], -1)
+    k_log = phi_k.log_scale.reshape(batch, K.shape[-2])
+    k_body = phi_k.body.reshape(batch, K.shape[-2], -1)
+    V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
+    if causal:
+        out = jax.vmap(partial(_linear_causal, chunk_size=chunk_size))(q_body, k_log, k_body, V_flat)
+    else:
+        out = jax.vmap(_linear_bidirectional)(q_body, k_log, k_body, V_flat)
+    return out.reshape(lead + out.shape[-2:])

@@ -1,0 +1,23 @@
+"""Random feature maps. One module per family; every map returns features whose inner products estimate a kernel."""
+
+from rflib.features.base import Features
+from rflib.features.classic import (
+    gaussian_kernel_features,
+    hyperbolic,
+    hyperbolic_features,
+    positive,
+    positive_features,
+    trig,
+    trig_features,
+)
+
+__all__ = [
+    "Features",
+    "gaussian_kernel_features",
+    "hyperbolic",
+    "hyperbolic_features",
+    "positive",
+    "positive_features",
+    "trig",
+    "trig_features",
+]

@@ -1,0 +1,105 @@
+"""Classic random features of the softmax kernel SM(x, y) = exp(xᵀy): trigonometric, positive, hyperbolic.
+
+Each map takes the projection matrix W: (m, d) (rows ω_i, e.g. from ``rflib.projections``) and points X: (n, d),
+and returns features whose inner products are unbiased estimates of SM when the ω_i are marginally N(0, I_d)::
+
+    W = projections.orthogonal(key, m, d)
+    estimate = positive(W, X) @ positive(W, Y).T      # (n, k), E[estimate] = softmax_kernel(X, Y)
+
+The ``*_features`` variants return the factored :class:`~rflib.features.base.Features` used by attention.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from rflib import _checks
+from rflib.features.base import Features
+
+
+def _checked(W, X):
+    X = _checks.points("X", X)
+    W = _checks.projection_matrix("W", W, X.shape[1])
+    return W, X
+
+
+@jax.jit
+def _trig(W, X):
+    proj = X @ W.T
+    log_scale = 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
+    return Features(log_scale, jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], axis=1))
+
+
+@jax.jit
+def _positive(W, X):
+    proj = X @ W.T
+    row_max = jnp.max(proj, axis=1)
+    log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
+    return Features(log_scale, jnp.exp(proj - row_max[:, None]))
+
+
+@jax.jit
+def _hyperbolic(W, X):
+    proj = X @ W.T
+    row_max = jnp.max(jnp.abs(proj), axis=1)
+    log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(2 * W.shape[0])
+    shifted = jnp.concatenate([proj, -proj], axis=1) - row_max[:, None]
+    return Features(log_scale, jnp.exp(shifted))
+
+
+def trig_features(W, X) -> Features:
+    """Trigonometric features φ(u) = m^{-1/2} e^{‖u‖²/2} (sin ω_1ᵀu … sin ω_mᵀu, cos ω_1ᵀu … cos ω_mᵀu).
+
+    HRF eq 2 (Performer §2.3 with h(u) = e^{‖u‖²/2}). φ(x)ᵀφ(y) = e^{(‖x‖²+‖y‖²)/2} (1/m) Σ_i cos ω_iᵀ(x − y)
+    (HRF eq 35): unbiased, exact when x = y, possibly negative. Shapes: W (m, d), X (n, d) → body (n, 2m).
+    """
+    return _trig(*_checked(W, X))
+
+
+def positive_features(W, X) -> Features:
+    """Positive features (FAVOR+) φ(u) = m^{-1/2} e^{−‖u‖²/2} (e^{ω_1ᵀu}, …, e^{ω_mᵀu}).
+
+    Performer Lemma 1 (the non-antithetic form, = HRF's complex-exponential estimator with A = I, §2.3).
+    φ(x)ᵀφ(y) > 0 always. Shapes: W (m, d), X (n, d) → body (n, m).
+    """
+    return _positive(*_checked(W, X))
+
+
+def hyperbolic_features(W, X) -> Features:
+    """Hyperbolic (antithetic positive) features φ(u) = (2m)^{-1/2} e^{−‖u‖²/2} (e^{ω_iᵀu})_i ⋆ (e^{−ω_iᵀu})_i.
+
+    HRF eq 3 (Performer Lemma 1, hyperbolic form): φ(x)ᵀφ(y) = e^{−(‖x‖²+‖y‖²)/2} (1/m) Σ_i cosh ω_iᵀ(x + y)
+    (HRF eq 34): positive, exact when x = −y. "m features" means m projections ω, 2m columns.
+    Shapes: W (m, d), X (n, d) → body (n, 2m).
+    """
+    return _hyperbolic(*_checked(W, X))
+
+
+def trig(W, X) -> jax.Array:
+    """Dense :func:`trig_features`: (n, 2m)."""
+    return trig_features(W, X).dense()
+
+
+def positive(W, X) -> jax.Array:
+    """Dense :func:`positive_features`: (n, m)."""
+    return positive_features(W, X).dense()
+
+
+def hyperbolic(W, X) -> jax.Array:
+    """Dense :func:`hyperbolic_features`: (n, 2m)."""
+    return hyperbolic_features(W, X).dense()
+
+
+def gaussian_kernel_features(features: Features, X) -> Features:
+    """Turn softmax-kernel features of X into Gaussian-kernel (σ = 1) features: multiply by e^{−‖x‖²/2}.
+
+    Uses exp(−‖x − y‖²/2) = e^{−‖x‖²/2} SM(x, y) e^{−‖y‖²/2} (HRF §2.1). With :func:`trig_features` this gives the
+    classic sin/cos random Fourier features. Shapes: X (n, d), features with n rows → same shapes.
+    """
+    X = _checks.points("X", X)
+    if features.log_scale.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"features has {features.log_scale.shape[0]} rows but X has {X.shape[0]}: pass the X they were built from"
+        )
+    return Features(features.log_scale - 0.5 * jnp.sum(X**2, axis=1), features.body)

@@ -1,0 +1,81 @@
+"""Random projection matrices W: (m, d) whose rows ω_1..ω_m are the random directions of a feature map.
+
+Every sampler takes a ``jax.random`` key first and never reuses it: same key ⇒ bit-identical matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from rflib import _checks
+
+
+def gaussian(key, m: int, d: int, *, dtype=None) -> jax.Array:
+    """iid rows ω_i ~ N(0, I_d).  Returns W: (m, d)."""
+    m = _checks.positive_int("m", m)
+    d = _checks.positive_int("d", d)
+    return jax.random.normal(key, (m, d), dtype=dtype)
+
+
+def haar_orthogonal(key, n_blocks: int, d: int, *, dtype=None, sign_fix: bool = True) -> jax.Array:
+    """``n_blocks`` independent d×d orthogonal matrices.  Returns (n_blocks, d, d).
+
+    Each block is Q from the QR decomposition of a Gaussian matrix G = QR, with Q's columns multiplied by
+    sign(diag R) (Mezzadri 2007, *How to generate random matrices from the classical compact groups*, §5). Only
+    then is Q Haar-distributed. ``sign_fix=False`` reproduces the bug of the public Performer/HRF code
+    (``../shared/notes/implementations.md`` §0): with LAPACK's convention the rows of Qᵀ then lean towards ±e_i, so
+    they are not marginally uniform on the sphere and positive random features become biased. It exists only to
+    demonstrate that bug; never use it for estimation.
+    """
+    n_blocks = _checks.positive_int("n_blocks", n_blocks)
+    d = _checks.positive_int("d", d)
+    return _haar_orthogonal(key, n_blocks, d, dtype, sign_fix)
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _haar_orthogonal(key, n_blocks, d, dtype, sign_fix):
+    gauss = jax.random.normal(key, (n_blocks, d, d), dtype=dtype)
+    q, r = jnp.linalg.qr(gauss)
+    if sign_fix:
+        signs = jnp.sign(jnp.diagonal(r, axis1=-2, axis2=-1))
+        signs = jnp.where(signs == 0, 1.0, signs)
+        q = q * signs[:, None, :]
+    return q
+
+
+def orthogonal(key, m: int, d: int, *, dtype=None, norms: str = "chi", sign_fix: bool = True) -> jax.Array:
+    """Orthogonal random features (ORF; Yu et al. 2016, Performer §2.4).  Returns W: (m, d).
+
+    Rows come in ⌈m/d⌉ independent blocks of d mutually orthogonal Haar-uniform directions (the last block
+    truncated), so any m ≥ 1 works, including m > d. Each row is then given a length:
+
+    - ``norms="chi"``: independent χ_d lengths (the norms of fresh N(0, I_d) vectors), so that every row is
+      marginally N(0, I_d) and every estimator that is unbiased for iid Gaussian ω stays unbiased;
+    - ``norms="fixed"``: every length √d ("regularised" ORF, Performer's ``scaling=1``). Rows are then uniform on
+      the sphere of radius √d, not Gaussian, and exponential estimators are biased.
+
+    ``sign_fix`` is passed to :func:`haar_orthogonal`; ``False`` reproduces the public-code bug (demonstration only).
+    """
+    m = _checks.positive_int("m", m)
+    d = _checks.positive_int("d", d)
+    if norms not in ("chi", "fixed"):
+        raise ValueError(f"norms must be 'chi' or 'fixed', got {norms!r}")
+    return _orthogonal(key, m, d, dtype, norms, sign_fix)
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
+def _orthogonal(key, m, d, dtype, norms, sign_fix):
+    n_blocks = math.ceil(m / d)
+    key_dirs, key_norms = jax.random.split(key)
+    blocks = _haar_orthogonal(key_dirs, n_blocks, d, dtype, sign_fix)
+    # Rows of Qᵀ are the columns of Q: orthonormal, and (with the sign fix) each uniform on the sphere.
+    directions = jnp.swapaxes(blocks, -1, -2).reshape(n_blocks * d, d)[:m]
+    if norms == "chi":
+        lengths = jnp.linalg.norm(jax.random.normal(key_norms, (m, d), dtype=directions.dtype), axis=1)
+    else:
+        lengths = jnp.full((m,), math.sqrt(d), dtype=directions.dtype)
+    return directions * lengths[:, None]

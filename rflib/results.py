@@ -1,0 +1,129 @@
+"""Record each claim a notebook checks: the paper's value, ours, and whether it holds → ``results/<notebook>.json``.
+
+``RESULTS_DIR`` (environment variable) chooses the directory (default ``results/``); quick runs write to
+``build/quick/results`` so they never overwrite published results. The file is rewritten after every claim, so a
+notebook that fails half-way still leaves what it checked. Nothing time-dependent is stored: the same run gives
+the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+from pathlib import Path
+
+import numpy as np
+
+VERDICTS = ("holds", "fails", "scaled", "info")
+
+
+def results_dir() -> Path:
+    """``$RESULTS_DIR`` if set, else ``results/`` in the current directory."""
+    return Path(os.environ.get("RESULTS_DIR", "results"))
+
+
+def _plain(value):
+    """Convert numpy/JAX scalars and arrays to JSON-ready Python values (non-finite floats become strings)."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    arr = np.asarray(value)
+    if arr.ndim > 0:
+        return [_plain(v) for v in arr.tolist()]
+    item = arr.item()
+    if isinstance(item, bool | np.bool_):
+        return bool(item)
+    if isinstance(item, numbers.Integral):
+        return int(item)
+    if isinstance(item, numbers.Real):
+        return float(item) if math.isfinite(item) else str(item)
+    return str(item)
+
+
+class Recorder:
+    """Collects the claims of one notebook run and writes them to ``<RESULTS_DIR>/<notebook>.json``.
+
+    Args:
+      notebook: notebook stem, e.g. ``"00_random_features_primer"``.
+      parameters: the run's parameters (scale, seed, sizes), stored alongside the claims.
+      fresh: start a new file, dropping claims of an earlier run (the default, once per notebook run); with
+        ``False`` the existing file's parameters and claims are kept and new claims are appended.
+    """
+
+    def __init__(self, notebook: str, parameters: dict | None = None, *, fresh: bool = True):
+        if not notebook or "/" in notebook:
+            raise ValueError(f"notebook must be a notebook stem such as '00_random_features_primer', got {notebook!r}")
+        self.notebook = notebook
+        self.path = results_dir() / f"{notebook}.json"
+        self.parameters = _plain(parameters or {})
+        self.claims: list[dict] = []
+        if not fresh and self.path.exists():
+            doc = json.loads(self.path.read_text())
+            self.parameters = doc.get("parameters", {}) if parameters is None else self.parameters
+            self.claims = doc.get("claims", [])
+        self._write()
+
+    def record(self, claim_id: str, text: str, *, ours, holds: bool | str, paper=None, note: str = "") -> dict:
+        """Record one claim and rewrite the file.
+
+        Args:
+          claim_id: short stable identifier, unique within the notebook (e.g. ``"lemma_2_2_trig_mse"``).
+          text: the claim in one sentence, as a reader would state it.
+          ours: our measured value(s).
+          holds: True/False, or one of ``"holds"``, ``"fails"``, ``"scaled"`` (holds at a reduced scale),
+            ``"info"`` (a measurement with no verdict).
+          paper: the paper's value, if it states one.
+          note: what was scaled down, or why we disagree.
+        """
+        verdict = ("holds" if holds else "fails") if isinstance(holds, bool | np.bool_) else holds
+        if verdict not in VERDICTS:
+            raise ValueError(f"holds must be a bool or one of {VERDICTS}, got {holds!r}")
+        if any(c["id"] == claim_id for c in self.claims):
+            raise ValueError(f"claim_id {claim_id!r} was already recorded in {self.notebook}")
+        entry = {"id": claim_id, "claim": text, "paper": _plain(paper), "ours": _plain(ours), "verdict": verdict}
+        if note:
+            entry["note"] = note
+        self.claims.append(entry)
+        self._write()
+        return entry
+
+    def _write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"notebook": self.notebook, "parameters": self.parameters, "claims": self.claims}
+        self.path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+
+    def table(self) -> str:
+        """The claims as a Markdown table (claim, paper, ours, verdict) for display in a notebook."""
+
+        def cell(value) -> str:
+            if value is None:
+                return "—"
+            if isinstance(value, float):
+                return f"{value:.4g}"
+            if isinstance(value, list):
+                return ", ".join(cell(v) for v in value)
+            if isinstance(value, dict):
+                return "; ".join(f"{k}: {cell(v)}" for k, v in value.items())
+            return str(value).replace("|", "\\|")
+
+        rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
+        rows += [f"| {c['claim']} | {cell(c['paper'])} | {cell(c['ours'])} | {c['verdict']} |" for c in self.claims]
+        return "\n".join(rows)
+
+    def summary(self) -> str:
+        """One line per claim: verdict, id, ours vs paper."""
+        lines = []
+        for c in self.claims:
+            paper = "" if c["paper"] is None else f"  (paper: {c['paper']})"
+            lines.append(f"[{c['verdict']:>6}] {c['id']}: {c['ours']}{paper}")
+        return "\n".join(lines)
+
+
+def record(notebook: str, claim_id: str, text: str, *, ours, holds, paper=None, note: str = "") -> dict:
+    """Append one claim to ``<RESULTS_DIR>/<notebook>.json``, keeping the claims already there (:class:`Recorder`)."""
+    return Recorder(notebook, fresh=False).record(claim_id, text, ours=ours, holds=holds, paper=paper, note=note)

@@ -1,0 +1,137 @@
+"""Unbiasedness and closed-form MSEs of the classic softmax-kernel features, against exact quadrature.
+
+The quadrature nodes are vectors ω in span{x, y}; ``rflib.quadrature`` passes them to the real feature maps as the
+projection matrix W, so these tests check the library code itself.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from rflib import features, kernels, moments, quadrature
+
+MAPS = {
+    "trig": (features.trig, moments.mse_trig),
+    "positive": (features.positive, moments.mse_positive),
+    "hyperbolic": (features.hyperbolic, moments.mse_hyperbolic),
+}
+
+# (x, y) pairs: unequal norms, near-parallel, near-antiparallel, orthogonal; d = 5.
+_rng = np.random.default_rng(7)
+PAIRS = [
+    (0.6 * _rng.normal(size=5) / np.sqrt(5), 0.9 * _rng.normal(size=5) / np.sqrt(5)),
+    (np.array([0.8, 0.1, 0.0, -0.2, 0.3]), np.array([0.7, 0.2, 0.1, -0.2, 0.2])),
+    (np.array([0.8, 0.1, 0.0, -0.2, 0.3]), -np.array([0.7, 0.2, 0.1, -0.2, 0.2])),
+    (np.array([1.0, 0.0, 0.0, 0.0, 0.0]), np.array([0.0, 0.9, 0.0, 0.0, 0.0])),
+]
+
+
+def quadrature_moments(name, x, y, n_points=100):
+    """Exact E[e], E[(e − SM)²], E[(e − SM)⁴] of one feature's estimate, by Gauss–Hermite over span{x, y}."""
+    mom = quadrature.estimator_moments(MAPS[name][0], x, y, n_points=n_points)
+    return mom["mean"], mom["mse"], mom["fourth"]
+
+
+@pytest.mark.parametrize("name", MAPS)
+@pytest.mark.parametrize("pair", range(len(PAIRS)))
+def test_classic_features_are_unbiased_for_the_softmax_kernel(name, pair):
+    x, y = PAIRS[pair]
+    mean, _, _ = quadrature_moments(name, x, y)
+    assert mean == pytest.approx(float(kernels.softmax_kernel(x[None], y[None])[0, 0]), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", MAPS)
+@pytest.mark.parametrize("pair", range(len(PAIRS)))
+@pytest.mark.parametrize("m", [1, 7])
+def test_lemma_2_2_mse_closed_forms_match_quadrature(name, pair, m):
+    """HRF Lemma 2.2 / Performer Lemma 2: trig, positive and hyperbolic MSE for m iid features, rtol 1e-10."""
+    x, y = PAIRS[pair]
+    _, single_mse, _ = quadrature_moments(name, x, y)
+    closed = float(MAPS[name][1](x, y, m))
+    assert closed == pytest.approx(single_mse / m, rel=1e-10)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_lemma_2_2_mse_matches_seeded_monte_carlo_within_derived_tolerance(name, key):
+    """Monte Carlo MSE of iid features vs the closed form; tolerance 5σ from the exact variance of (e − SM)²."""
+    x, y = PAIRS[0]
+    n_draws = 200_000
+    W = jax.random.normal(key, (n_draws, x.size))
+    e = quadrature.single_feature_estimates(MAPS[name][0], np.asarray(W), x, y)
+    sq_err = (e - np.exp(x @ y)) ** 2
+    _, mse_exact, fourth = quadrature_moments(name, x, y)
+    sigma = np.sqrt((fourth - mse_exact**2) / n_draws)
+    assert abs(sq_err.mean() - float(MAPS[name][1](x, y, 1))) < 5 * sigma
+
+
+def test_trig_is_exact_when_x_equals_y_and_hyperbolic_when_y_is_minus_x(key):
+    x = np.array([0.3, -0.5, 0.9])
+    W = jax.random.normal(key, (16, 3))
+    sm_xx = np.exp(x @ x)
+    assert np.allclose(features.trig(W, x[None]) @ features.trig(W, x[None]).T, sm_xx, rtol=1e-13)
+    sm_xmx = np.exp(-x @ x)
+    est = features.hyperbolic(W, x[None]) @ features.hyperbolic(W, -x[None]).T
+    assert np.allclose(est, sm_xmx, rtol=1e-13)
+    assert np.isneginf(moments.log_mse_trig(x, x, 4))
+    assert np.isneginf(moments.log_mse_hyperbolic(x, -x, 4))
+
+
+def test_features_match_their_textbook_formulas(key):
+    k1, k2 = jax.random.split(key)
+    W = jax.random.normal(k1, (6, 3))
+    X = 0.7 * jax.random.normal(k2, (4, 3))
+    m = W.shape[0]
+    proj = X @ W.T
+    sq = jnp.sum(X**2, axis=1, keepdims=True)
+    np.testing.assert_allclose(
+        features.trig(W, X), jnp.exp(sq / 2) * jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], 1) / jnp.sqrt(m),
+        rtol=1e-13,
+    )
+    np.testing.assert_allclose(features.positive(W, X), jnp.exp(proj - sq / 2) / jnp.sqrt(m), rtol=1e-13)
+    hyp = jnp.exp(jnp.concatenate([proj, -proj], 1) - sq / 2) / jnp.sqrt(2 * m)
+    np.testing.assert_allclose(features.hyperbolic(W, X), hyp, rtol=1e-13)
+
+
+def test_feature_bodies_are_bounded_so_large_inputs_do_not_overflow(key):
+    """The factored form keeps |body| ≤ 1 and puts the growth in log_scale, even where dense features overflow."""
+    k1, k2 = jax.random.split(key)
+    W = jax.random.normal(k1, (32, 8), dtype=jnp.float32)
+    X = 30.0 * jax.random.normal(k2, (5, 8), dtype=jnp.float32)
+    for feats in (features.positive_features(W, X), features.hyperbolic_features(W, X), features.trig_features(W, X)):
+        assert feats.body.dtype == jnp.float32
+        assert bool(jnp.all(jnp.isfinite(feats.body))) and bool(jnp.all(jnp.abs(feats.body) <= 1.0))
+        assert bool(jnp.all(jnp.isfinite(feats.log_scale)))
+
+
+def test_gaussian_kernel_features_are_unbiased_for_the_gaussian_kernel():
+    x, y = PAIRS[0]
+    W, weights = quadrature.projection_rule(np.stack([x, y]), n_points=60)
+
+    def gauss_trig(W_, X_):
+        return features.gaussian_kernel_features(features.trig_features(W_, X_), X_).dense()
+
+    e = quadrature.single_feature_estimates(gauss_trig, W, x, y)
+    exact = float(kernels.gaussian_kernel(x[None], y[None])[0, 0])
+    assert quadrature.expectation(e, weights) == pytest.approx(exact, rel=1e-12)
+
+
+def test_log_mse_stays_finite_where_the_mse_overflows():
+    x = np.full(4, 10.0)
+    for f in (moments.log_mse_trig, moments.log_mse_positive, moments.log_mse_hyperbolic):
+        value = f(x, 0.9 * x, 8)
+        assert np.isfinite(value) and value > 700  # exp(value) would overflow float64
+
+
+def test_positive_and_hyperbolic_mse_relation():
+    """Antithetic pairs: MSE_{++,m} = MSE_{+,m} · (1 − e^{−‖z‖²}) / 2 (both closed forms, HRF §2.3)."""
+    x, y = PAIRS[1]
+    z_sq = np.sum((x + y) ** 2)
+    ratio = float(moments.mse_hyperbolic(x, y, 3) / moments.mse_positive(x, y, 3))
+    assert ratio == pytest.approx((1 - np.exp(-z_sq)) / 2, rel=1e-13)
+
+
+def test_relative_mse_divides_by_the_squared_kernel():
+    x, y = PAIRS[0]
+    log_rel = moments.log_relative_mse(moments.log_mse_positive(x, y, 2), x, y)
+    assert float(log_rel) == pytest.approx(np.log((np.exp(np.sum((x + y) ** 2)) - 1) / 2), rel=1e-12)

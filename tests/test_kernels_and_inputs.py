@@ -1,0 +1,71 @@
+"""Exact kernels, and the clear errors every public function gives on bad input."""
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from rflib import attention, features, kernels, moments, projections
+
+
+def test_kernels_match_their_definitions(key):
+    X = np.asarray(jax.random.normal(key, (4, 3)))
+    Y = np.asarray(jax.random.normal(jax.random.fold_in(key, 1), (5, 3)))
+    np.testing.assert_allclose(kernels.softmax_kernel(X, Y), np.exp(X @ Y.T), rtol=1e-13)
+    sq = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_allclose(kernels.gaussian_kernel(X, Y, sigma=2.0), np.exp(-sq / 8), rtol=1e-12)
+    cos = (X @ Y.T) / np.outer(np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1))
+    np.testing.assert_allclose(kernels.angular_kernel(X, Y), 1 - 2 * np.arccos(cos) / np.pi, rtol=1e-11)
+
+
+def test_gaussian_kernel_is_the_softmax_kernel_times_norm_factors(key):
+    X = jax.random.normal(key, (3, 4))
+    lhs = kernels.gaussian_kernel(X, X)
+    sq = jnp.sum(X**2, 1)
+    rhs = jnp.exp(-sq / 2)[:, None] * kernels.softmax_kernel(X, X) * jnp.exp(-sq / 2)[None, :]
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-12)
+
+
+def test_angles_are_accurate_near_zero_and_pi():
+    x = np.array([[1.0, 0.0]])
+    tiny = 1e-9
+    y = np.array([[np.cos(tiny), np.sin(tiny)]])
+    assert float(kernels.angles(x, y)[0, 0]) == pytest.approx(tiny, rel=1e-6)
+    assert float(kernels.angles(x, -y)[0, 0]) == pytest.approx(np.pi - tiny, rel=1e-15)
+
+
+def test_angular_kernel_rejects_zero_vectors():
+    with pytest.raises(ValueError, match="zero vectors"):
+        kernels.angular_kernel(np.zeros((1, 2)), np.ones((1, 2)))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: kernels.softmax_kernel(np.ones(3), np.ones((2, 3))), "X must have 2 dimension"),
+        (lambda: kernels.softmax_kernel(np.ones((2, 3)), np.ones((2, 4))), "Y must have 3 columns"),
+        (lambda: kernels.gaussian_kernel(np.ones((2, 3)), np.ones((2, 3)), sigma=0.0), "sigma must be"),
+        (lambda: kernels.softmax_kernel(np.full((2, 3), np.inf), np.ones((2, 3))), "X contains NaN or inf"),
+        (lambda: features.positive(np.ones((4, 3)), np.ones((2, 5))), r"W must have shape \(m, 5\)"),
+        (lambda: features.trig(np.ones((4, 3)), np.array([[np.nan, 1.0, 2.0]])), "X contains NaN"),
+        (lambda: features.hyperbolic(np.ones((0, 3)), np.ones((2, 3))), "W must be non-empty"),
+        (lambda: moments.mse_trig(np.ones(3), np.ones(3), 0), "m must be a positive integer"),
+        (lambda: moments.mse_positive(np.ones(3), np.ones(4), 2), "y must have last axis 3"),
+        (lambda: projections.gaussian(jax.random.key(0), 3, 0), "d must be a positive integer"),
+    ],
+)
+def test_bad_input_raises_a_value_error_naming_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_checks_do_not_break_jit_and_vmap(key):
+    """Finiteness checks are skipped on tracers, so the public maps still compose with jax transformations."""
+    W = projections.gaussian(key, 4, 3)
+    X = jax.random.normal(jax.random.fold_in(key, 1), (2, 3))
+    np.testing.assert_allclose(jax.jit(features.positive)(W, X), features.positive(W, X), rtol=1e-14)
+    fmap = partial(features.positive_features, W)
+    out = jax.jit(lambda q: attention.linear_attention(q, X, X, fmap))(X)
+    assert out.shape == (2, 3)

@@ -1,0 +1,90 @@
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from rflib import projections
+
+
+def test_gaussian_projection_shape_and_determinism(key):
+    W = projections.gaussian(key, 7, 3)
+    assert W.shape == (7, 3) and W.dtype == jnp.float64
+    np.testing.assert_array_equal(W, projections.gaussian(key, 7, 3))
+
+
+@pytest.mark.parametrize("m,d", [(4, 4), (3, 8), (10, 4), (130, 64)])
+def test_orthogonal_rows_are_orthogonal_within_each_block(key, m, d):
+    W = np.asarray(projections.orthogonal(key, m, d))
+    assert W.shape == (m, d)
+    for start in range(0, m, d):
+        block = W[start : start + d]
+        unit = block / np.linalg.norm(block, axis=1, keepdims=True)
+        np.testing.assert_allclose(unit @ unit.T, np.eye(len(block)), atol=1e-12)
+
+
+def test_haar_blocks_are_orthogonal_to_round_off(key):
+    Q = np.asarray(projections.haar_orthogonal(key, 5, 16))
+    for q in Q:
+        assert np.max(np.abs(q @ q.T - np.eye(16))) < 1e-12
+
+
+def test_orthogonal_row_norms_are_chi_distributed(key):
+    d = 6
+    W = projections.orthogonal(key, 3000, d)
+    norms = np.linalg.norm(np.asarray(W), axis=1)
+    assert stats.kstest(norms, stats.chi(df=d).cdf).pvalue > 1e-3
+
+
+def test_fixed_norms_option_gives_sqrt_d(key):
+    W = projections.orthogonal(key, 5, 9, norms="fixed")
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(W), axis=1), 3.0, rtol=1e-13)
+
+
+def test_orthogonal_blocks_are_independent_draws(key):
+    W = np.asarray(projections.orthogonal(key, 8, 4))
+    assert not np.allclose(np.abs(W[:4] / np.linalg.norm(W[:4], axis=1, keepdims=True)),
+                           np.abs(W[4:] / np.linalg.norm(W[4:], axis=1, keepdims=True)))
+
+
+def _positive_feature_mean(W, z):
+    """Mean over rows ω of exp(ωᵀz − ‖z‖²/2): unbiased for 1 iff every row is marginally N(0, I)."""
+    return float(jnp.mean(jnp.exp(W @ z - 0.5 * z @ z)))
+
+
+# d = 4, z = e₁: per-row relative variance e^{‖z‖²} − 1 = 1.718; with 400 000 rows the standard error of the mean
+# is ≤ √(1.718 / 4·10⁵) = 0.0021 (rows within a block are negatively correlated, which only lowers it): 5σ = 0.0104.
+_N_BLOCKS, _D, _TOL = 100_000, 4, 0.0104
+
+
+def test_orthogonal_positive_features_are_unbiased_regression_for_unfixed_qr(key):
+    """implementations.md §0: E[exp(ωᵀz)] = exp(‖z‖²/2) must hold for orthogonal ω (target 1.6487 at z = e₁).
+
+    The public Performer/HRF code (QR without the sign fix) gives ≈ 1.37, i.e. a ratio ≈ 0.83: this test fails there.
+    """
+    z = jnp.zeros(_D).at[0].set(1.0)
+    W = projections.orthogonal(key, _N_BLOCKS * _D, _D)
+    assert abs(_positive_feature_mean(W, z) - 1.0) < _TOL
+    z_random = jnp.array([0.5, -0.3, 0.8, 0.1])
+    assert abs(_positive_feature_mean(W, z_random) - 1.0) < _TOL * np.sqrt(np.expm1(z_random @ z_random) / np.expm1(1))
+
+
+def test_the_regression_test_has_power_unfixed_qr_is_biased(key):
+    """The same check on the sign_fix=False path (the public-code bug) lands far outside the tolerance."""
+    z = jnp.zeros(_D).at[0].set(1.0)
+    W_bug = projections.orthogonal(key, _N_BLOCKS * _D, _D, sign_fix=False)
+    mean = _positive_feature_mean(W_bug, z) * np.exp(0.5)
+    assert mean == pytest.approx(1.37, abs=0.03)  # the value reported in implementations.md §0
+    assert abs(_positive_feature_mean(W_bug, z) - 1.0) > 10 * _TOL
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_invalid_sizes_raise_naming_the_argument(key, bad):
+    with pytest.raises(ValueError, match="m must be a positive integer"):
+        projections.gaussian(key, bad, 3)
+    with pytest.raises(ValueError, match="d must be a positive integer"):
+        projections.orthogonal(key, 3, bad)
+
+
+def test_invalid_norms_option_raises(key):
+    with pytest.raises(ValueError, match="norms"):
+        projections.orthogonal(key, 3, 3, norms="unit")
