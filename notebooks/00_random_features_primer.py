@@ -59,10 +59,10 @@ SETTINGS = {
                   orth_d=8, orth_redraws=4_000, att_L=256, att_d=16, att_F=(16, 64, 256), att_seeds=3),
     "standard": dict(d=64, m=10, n_theta=91, n_radius=61, mc_angles=13, mc_draws=400_000, qr_blocks=250_000,
                      orth_d=16, orth_redraws=50_000, att_L=1024, att_d=64, att_F=(16, 32, 64, 128, 256, 512, 1024),
-                     att_seeds=10),
+                     att_seeds=30),
     "paper": dict(d=64, m=10, n_theta=181, n_radius=121, mc_angles=19, mc_draws=2_000_000, qr_blocks=1_000_000,
                   orth_d=16, orth_redraws=400_000, att_L=4096, att_d=64,
-                  att_F=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), att_seeds=20),
+                  att_F=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), att_seeds=100),
 }
 if scale not in SETTINGS:
     raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
@@ -392,24 +392,46 @@ plt.show()
 # %%
 median_err = {name: np.median(errs, axis=1) for name, errs in att_err.items()}
 worst_err = {name: errs.max(axis=1) for name, errs in att_err.items()}
-slope = float(np.polyfit(np.log(Fs), np.log(median_err["positive, orthogonal"]), 1)[0])
-positive_worst_below_trig = bool(np.all(worst_err["positive, iid"] < worst_err["trig, iid"]))
-orf_vs_iid = median_err["positive, orthogonal"] / median_err["positive, iid"]
-print(f"log-log slope of the median (positive, orthogonal): {slope:.3f}")
 print(f"worst-draw error, positive iid: {np.round(worst_err['positive, iid'], 3)}")
 print(f"worst-draw error, trig iid:     {np.round(worst_err['trig, iid'], 3)}")
-print(f"median error ratio ORF/iid (positive): {np.round(orf_vs_iid, 3)}")
-rec.record("attention_positive_stabler_than_trig",
-           "Positive features approximate softmax attention more reliably than trig ones (worst of the draws, every F)",
+small_F = Fs <= d_att
+trig_blowup = worst_err["trig, iid"] / worst_err["positive, iid"]
+rec.record("attention_trig_unstable_at_small_F",
+           "With few features (F ≤ d), trig attention's worst draw is worse than positive features' worst draw",
            paper="trig features give unstable attention when the normaliser is near 0 (Performer §2.3)",
+           ours={"F": Fs[small_F], "worst_trig_over_worst_positive": trig_blowup[small_F]},
+           holds=bool(np.all(trig_blowup[small_F] > 1)), note=f"σ = {sigma_qk}, L = {L_att}, d = {d_att}")
+rec.record("attention_positive_beats_trig_every_F",
+           "Positive features' worst draw is below trig's at every F tested",
+           paper="positive RFs approximate attention better than trig RFs (Performer §2.3)",
            ours={"F": Fs, "positive_iid_worst": worst_err["positive, iid"], "trig_iid_worst": worst_err["trig, iid"],
                  "positive_iid_median": median_err["positive, iid"], "trig_iid_median": median_err["trig, iid"]},
-           holds=positive_worst_below_trig, note=f"σ = {sigma_qk}, L = {L_att}, d = {d_att}")
+           holds=bool(np.all(trig_blowup > 1)),
+           note="with small logits (σ = 0.5) trig catches up once F is large; see the figure")
+
+# %% [markdown]
+# The Monte Carlo rate $F^{-1/2}$ is asymptotic: with few features the relative error is of order one and
+# saturates, so the slope is fitted where $F \ge 128$ (the full-range slope is reported alongside). Orthogonal
+# projections help positive features only within a block ($F \le d$, Performer Thm 2); the ratio is pooled over
+# those $F$ as a geometric mean over draws, with a ±2 standard-error band.
+
+# %%
+large_F = Fs >= 128
+log_med = np.log(median_err["positive, orthogonal"])
+slope = float(np.polyfit(np.log(Fs[large_F]), log_med[large_F], 1)[0]) if large_F.sum() >= 2 else float("nan")
+slope_all = float(np.polyfit(np.log(Fs), log_med, 1)[0])
+log_gap = np.log(att_err["positive, orthogonal"][small_F]) - np.log(att_err["positive, iid"][small_F])
+orf_ratio = float(np.exp(log_gap.mean()))
+orf_band = float(2 * log_gap.std() / np.sqrt(log_gap.size))
+print(f"slope of the median error (positive, orthogonal): {slope:.3f} for F ≥ 128, {slope_all:.3f} over all F")
+print(f"error ratio ORF/iid (positive, F ≤ d): {orf_ratio:.3f} (log ±2 s.e. {orf_band:.3f})")
 rec.record("attention_error_rate", "Median attention error of orthogonal positive features falls like F^{-1/2}",
-           paper="-0.5 (Monte Carlo rate)", ours=slope, holds=-0.65 < slope < -0.35)
-rec.record("attention_orf_vs_iid", "Orthogonal projections lower the median attention error of positive features",
-           paper="ORF improves FAVOR+ (Performer §2.4)", ours={"F": Fs, "ratio_orf_over_iid": orf_vs_iid},
-           holds=bool(np.all(orf_vs_iid < 1.0)))
+           paper=-0.5, ours={"slope_F_ge_128": slope, "slope_all_F": slope_all},
+           holds=bool(-0.65 < slope < -0.35) if np.isfinite(slope) else "info",
+           note="fitted for F ≥ 128; at quick scale too few points to fit")
+rec.record("attention_orf_vs_iid", "Orthogonal projections lower the attention error of positive features (F ≤ d)",
+           paper="ORF improves FAVOR+ (Performer §2.4, Thm 2)", ours={"ratio": orf_ratio, "log_2se": orf_band},
+           holds=bool(np.log(orf_ratio) + orf_band < 0))
 
 # %% [markdown]
 # ## Paper vs ours

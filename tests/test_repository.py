@@ -1,0 +1,59 @@
+"""The repository's own contracts: pins mirrored in environment.yml, jupytext headers, parameters cells, CI entry."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
+
+
+def _name_and_pin(requirement: str) -> tuple[str, str]:
+    match = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;]+)\s*", requirement)
+    assert match, f"{requirement!r} is not pinned with =="
+    return match.group(1).lower().replace("_", "-"), match.group(2)
+
+
+def test_environment_yml_pins_the_same_packages_as_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = dict(_name_and_pin(r) for r in project["dependencies"] + project["optional-dependencies"]["test"])
+    yml_lines = (ROOT / "environment.yml").read_text().splitlines()
+    yml_pins = dict(_name_and_pin(line.strip()[2:]) for line in yml_lines if re.match(r"\s*- [A-Za-z].*==", line))
+    assert yml_pins == pins
+    assert any(line.strip() == "- python=3.11" for line in yml_lines)
+
+
+def test_there_is_at_least_one_notebook():
+    assert NOTEBOOKS, "notebooks/ holds no percent-format .py notebooks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_has_a_jupytext_header_with_python3_kernelspec(path):
+    header = path.read_text().split("\n# ---\n", 1)[0]
+    assert path.read_text().startswith("# ---\n# jupyter:\n"), "missing jupytext YAML header"
+    assert "format_name: percent" in header
+    assert re.search(r"kernelspec:\n#\s+display_name: Python 3\n#\s+language: python\n#\s+name: python3", header)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_has_a_parameters_cell_with_scale_and_seed(path):
+    text = path.read_text()
+    cell = re.search(r'# %% tags=\["parameters"\]\n(.*?)(?=\n# %%)', text, re.S)
+    assert cell, 'no "# %% tags=["parameters"]" cell'
+    assert re.search(r'^scale = "standard"', cell.group(1), re.M), "default scale must be standard"
+    assert re.search(r"^seed = \d+", cell.group(1), re.M)
+
+
+def test_jupytext_pairs_ipynb_with_percent_py_and_ipynb_is_generated():
+    assert 'formats = "ipynb,py:percent"' in (ROOT / "jupytext.toml").read_text()
+    assert "notebooks/*.ipynb" in (ROOT / ".gitignore").read_text()
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in readme
+    assert re.search(r"^make test\b", ci, re.M)
+    assert "set -euo pipefail" in ci

@@ -1,0 +1,56 @@
+import json
+
+import matplotlib
+
+matplotlib.use("agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from rflib import plotting, results  # noqa: E402
+
+
+def test_recorder_writes_claims_to_results_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    rec = results.Recorder("nb", {"scale": "quick", "sizes": np.array([1, 2])})
+    rec.record("c1", "a claim", paper=1.0, ours=np.float64(0.99), holds=np.bool_(True))
+    rec.record("c2", "another", ours={"x": np.array([1.5, np.inf])}, holds="scaled", note="smaller n")
+    doc = json.loads((tmp_path / "nb.json").read_text())
+    assert doc["parameters"] == {"scale": "quick", "sizes": [1, 2]}
+    assert [c["verdict"] for c in doc["claims"]] == ["holds", "scaled"]
+    assert doc["claims"][1]["ours"] == {"x": [1.5, "inf"]}
+    assert "| another | — |" in rec.table()
+    results.record("nb", "c3", "appended", ours=3, holds=False)
+    doc = json.loads((tmp_path / "nb.json").read_text())
+    assert [c["id"] for c in doc["claims"]] == ["c1", "c2", "c3"] and doc["parameters"]["scale"] == "quick"
+
+
+def test_recorder_is_deterministic(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    texts = []
+    for _ in range(2):
+        results.Recorder("nb", {"seed": 0}).record("c", "claim", ours=1.25, holds=True)
+        texts.append((tmp_path / "nb.json").read_text())
+    assert texts[0] == texts[1]
+
+
+def test_recorder_rejects_bad_verdicts_and_duplicate_ids(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    rec = results.Recorder("nb")
+    with pytest.raises(ValueError, match="holds must be"):
+        rec.record("c", "claim", ours=1, holds="maybe")
+    rec.record("c", "claim", ours=1, holds=True)
+    with pytest.raises(ValueError, match="already recorded"):
+        rec.record("c", "claim", ours=1, holds=True)
+
+
+def test_savefig_honours_fig_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("FIG_DIR", str(tmp_path / "figs"))
+    plotting.use_style()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    paths = plotting.savefig("demo", fig)
+    plt.close(fig)
+    assert [p.name for p in paths] == ["demo.png", "demo.pdf"] and all(p.stat().st_size > 0 for p in paths)
+    with pytest.raises(ValueError, match="plain file stem"):
+        plotting.savefig("../escape", fig)
