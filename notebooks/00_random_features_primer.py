@@ -55,14 +55,51 @@ from rflib.results import Recorder
 SETTINGS = {
     # m = projections per estimator (HRF Fig 1 uses m = 10); mc_draws = single-feature draws per angle;
     # orth_* = the orthogonal-vs-iid study; att_* = the attention study (feature dimensions F, L tokens).
-    "quick": dict(d=16, m=10, n_theta=25, n_radius=13, mc_angles=5, mc_draws=20_000, qr_blocks=20_000,
-                  orth_d=8, orth_redraws=4_000, att_L=256, att_d=16, att_F=(16, 64, 256), att_seeds=3),
-    "standard": dict(d=64, m=10, n_theta=91, n_radius=61, mc_angles=13, mc_draws=400_000, qr_blocks=250_000,
-                     orth_d=16, orth_redraws=50_000, att_L=1024, att_d=64, att_F=(16, 32, 64, 128, 256, 512, 1024),
-                     att_seeds=30),
-    "paper": dict(d=64, m=10, n_theta=181, n_radius=121, mc_angles=19, mc_draws=2_000_000, qr_blocks=1_000_000,
-                  orth_d=16, orth_redraws=400_000, att_L=4096, att_d=64,
-                  att_F=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), att_seeds=100),
+    "quick": dict(
+        d=16,
+        m=10,
+        n_theta=25,
+        n_radius=13,
+        mc_angles=5,
+        mc_draws=20_000,
+        qr_blocks=20_000,
+        orth_d=8,
+        orth_redraws=4_000,
+        att_L=256,
+        att_d=16,
+        att_F=(16, 64, 256),
+        att_seeds=3,
+    ),
+    "standard": dict(
+        d=64,
+        m=10,
+        n_theta=91,
+        n_radius=61,
+        mc_angles=13,
+        mc_draws=400_000,
+        qr_blocks=250_000,
+        orth_d=16,
+        orth_redraws=50_000,
+        att_L=1024,
+        att_d=64,
+        att_F=(16, 32, 64, 128, 256, 512, 1024),
+        att_seeds=30,
+    ),
+    "paper": dict(
+        d=64,
+        m=10,
+        n_theta=181,
+        n_radius=121,
+        mc_angles=19,
+        mc_draws=2_000_000,
+        qr_blocks=1_000_000,
+        orth_d=16,
+        orth_redraws=400_000,
+        att_L=4096,
+        att_d=64,
+        att_F=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
+        att_seeds=100,
+    ),
 }
 if scale not in SETTINGS:
     raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
@@ -100,8 +137,7 @@ print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
 
 # %%
 MAPS = {"trig": features.trig, "positive": features.positive, "hyperbolic": features.hyperbolic}
-LOG_MSE = {"trig": moments.log_mse_trig, "positive": moments.log_mse_positive,
-           "hyperbolic": moments.log_mse_hyperbolic}
+LOG_MSE = {"trig": moments.log_mse_trig, "positive": moments.log_mse_positive, "hyperbolic": moments.log_mse_hyperbolic}
 
 
 def pair(r, theta, d, ratio=1.0):
@@ -125,11 +161,18 @@ for r in (0.5, 1.0, 1.5):
 max_bias = max(abs(row[3]) for row in quad_rows)
 max_mse_dev = max(abs(row[4]) for row in quad_rows)
 print(f"max |E[estimate]/SM − 1| = {max_bias:.2e};  max |closed-form MSE / quadrature MSE − 1| = {max_mse_dev:.2e}")
-rec.record("unbiased_by_quadrature", "Trig, positive and hyperbolic features are unbiased for SM (exact quadrature)",
-           ours={"max_relative_bias": max_bias}, holds=max_bias < 1e-10)
-rec.record("lemma_2_2_closed_form_vs_quadrature",
-           "HRF Lemma 2.2 / Performer Lemma 2 MSE closed forms equal the exact second moment (r ≤ 1.5)",
-           ours={"max_relative_deviation": max_mse_dev}, holds=max_mse_dev < 1e-10)
+rec.record(
+    "unbiased_by_quadrature",
+    "Trig, positive and hyperbolic features are unbiased for SM (exact quadrature)",
+    ours={"max_relative_bias": max_bias},
+    holds=max_bias < 1e-10,
+)
+rec.record(
+    "lemma_2_2_closed_form_vs_quadrature",
+    "HRF Lemma 2.2 / Performer Lemma 2 MSE closed forms equal the exact second moment (r ≤ 1.5)",
+    ours={"max_relative_deviation": max_mse_dev},
+    holds=max_mse_dev < 1e-10,
+)
 
 # %% [markdown]
 # Seeded Monte Carlo at $r = 1$: $N$ single-feature draws per angle, empirical MSE vs closed form, with the
@@ -152,11 +195,13 @@ for theta, k in zip(tqdm(theta_mc, desc="Monte Carlo angles"), mc_keys, strict=T
 # Where an estimator is exact (trig at θ = 0, positive and hyperbolic at θ = π) both MSEs are round-off (≤ 1e-24).
 within = {name: sum(abs(e - c) <= 5 * s + 1e-24 for e, c, s in rows) for name, rows in mc.items()}
 print({name: f"{within[name]}/{len(theta_mc)} angles within 5σ" for name in MAPS})
-rec.record("lemma_2_2_closed_form_vs_monte_carlo",
-           "Empirical MSE of seeded Monte Carlo agrees with the closed forms within 5σ (σ from the exact 4th moment)",
-           ours={f"{name}_within_5sigma": f"{within[name]}/{len(theta_mc)}" for name in MAPS},
-           holds=all(within[name] == len(theta_mc) for name in MAPS),
-           note=f"r = 1, d = {S['d']}, {S['mc_draws']} single-feature draws per angle")
+rec.record(
+    "lemma_2_2_closed_form_vs_monte_carlo",
+    "Empirical MSE of seeded Monte Carlo agrees with the closed forms within 5σ (σ from the exact 4th moment)",
+    ours={f"{name}_within_5sigma": f"{within[name]}/{len(theta_mc)}" for name in MAPS},
+    holds=all(within[name] == len(theta_mc) for name in MAPS),
+    note=f"r = 1, d = {S['d']}, {S['mc_draws']} single-feature draws per angle",
+)
 
 # %% [markdown]
 # ## 2 · Opposite error profiles
@@ -191,26 +236,34 @@ for (name, values), colour in zip(log_rel.items(), plotting.PALETTE, strict=Fals
     upper = np.log10((emp + 2 * sig) / sm2)
     centre = np.log10(emp / sm2)
     ax_a.errorbar(theta_mc, centre, yerr=[centre - lower, upper - centre], fmt="o", ms=4, color=colour, capsize=2)
-ax_a.set(xlabel="angle θ between x and y (rad)", ylabel="log₁₀ relative MSE  (MSE / SM²)",
-         title=f"(a) r = ‖x‖ = ‖y‖ = 1, feature dimension 2m = {2 * m}")
+ax_a.set(
+    xlabel="angle θ between x and y (rad)",
+    ylabel="log₁₀ relative MSE  (MSE / SM²)",
+    title=f"(a) r = ‖x‖ = ‖y‖ = 1, feature dimension 2m = {2 * m}",
+)
 ax_a.set_ylim(-4, 4)
 ax_a.legend(loc="upper left")
 mesh = ax_b.pcolormesh(theta_grid, norm_ratios, surface, cmap="RdBu_r", vmin=-6, vmax=6, shading="auto")
 ax_b.contour(theta_grid, norm_ratios, surface, levels=[0.0], colors="k", linewidths=1)
 ax_b.set_yscale("log", base=2)
 fig.colorbar(mesh, ax=ax_b, label="log₁₀ (MSE trig / MSE hyperbolic)")
-ax_b.set(xlabel="angle θ (rad)", ylabel="‖y‖ / ‖x‖  (‖x‖ = 1)",
-         title="(b) red: hyperbolic better · blue: trig better")
-fig.text(0.01, -0.04, f"Markers: seeded Monte Carlo ({S['mc_draws']:,} single-feature draws per angle, ±2σ), "
-         f"scale={scale}. Lines and surface: closed forms (HRF Lemma 2.2), m = {m} as in HRF Fig 1.", fontsize=8)
+ax_b.set(xlabel="angle θ (rad)", ylabel="‖y‖ / ‖x‖  (‖x‖ = 1)", title="(b) red: hyperbolic better · blue: trig better")
+fig.text(
+    0.01,
+    -0.04,
+    f"Markers: seeded Monte Carlo ({S['mc_draws']:,} single-feature draws per angle, ±2σ), "
+    f"scale={scale}. Lines and surface: closed forms (HRF Lemma 2.2), m = {m} as in HRF Fig 1.",
+    fontsize=8,
+)
 plotting.savefig("primer_mse_profiles", fig)
 plt.show()
 
 # %%
 # %% [markdown]
-# For equal norms the crossing is exactly at $\theta^* = \pi/2$ for every $r$: the two MSEs are equal iff
-# $\mathrm{SM}^{-1}(1 - e^{-\|\Delta\|^2}) = \mathrm{SM}\,(1 - e^{-\|z\|^2})$, and at $\theta = \pi/2$ both
-# $\mathrm{SM} = 1$ and $\|\Delta\| = \|z\|$. Panel (b) shows how unequal norms move it.
+# The crossing is exactly at $\theta^* = \pi/2$: the two MSEs are equal iff
+# $\mathrm{SM}^{-1}(1 - e^{-\|\Delta\|^2}) = \mathrm{SM}\,(1 - e^{-\|z\|^2})$, and for $x \perp y$ both
+# $\mathrm{SM} = 1$ and $\|\Delta\| = \|z\|$, *whatever the norms* — panel (b) shows the boundary stays at $\pi/2$
+# for unequal norms too, while the size of each estimator's advantage grows with the norms.
 
 # %%
 gap = log_rel["trig"] - log_rel["hyperbolic"]
@@ -219,15 +272,23 @@ monotone = bool(np.all(np.diff(interior) > 0))
 theta_star = float(np.interp(0.0, interior, theta_grid[1:-1])) if monotone else float("nan")
 trig_exact_at_0 = bool(log_rel["trig"][0] / np.log(10) < -30)
 hyp_exact_at_pi = bool(log_rel["hyperbolic"][-1] / np.log(10) < -30)
-print(f"trig exact at θ=0: {trig_exact_at_0}; hyperbolic exact at θ=π: {hyp_exact_at_pi}; "
-      f"log-ratio monotone in θ: {monotone}; crossing θ* = {theta_star:.4f} rad ({np.degrees(theta_star):.2f}°)")
-rec.record("opposite_error_profiles",
-           "Trig is exact at θ = 0 and hyperbolic at θ = π; trig is better below one crossing angle, hyperbolic above",
-           paper="trig accurate for large kernel values, positive for small ones (HRF §1, Fig 1)",
-           ours={"theta_star_deg": np.degrees(theta_star), "trig_exact_at_0": trig_exact_at_0,
-                 "hyperbolic_exact_at_pi": hyp_exact_at_pi, "monotone": monotone},
-           holds=trig_exact_at_0 and hyp_exact_at_pi and monotone and abs(theta_star - np.pi / 2) < 1e-6,
-           note="r = 1; θ* = π/2 exactly for equal norms")
+print(
+    f"trig exact at θ=0: {trig_exact_at_0}; hyperbolic exact at θ=π: {hyp_exact_at_pi}; "
+    f"log-ratio monotone in θ: {monotone}; crossing θ* = {theta_star:.4f} rad ({np.degrees(theta_star):.2f}°)"
+)
+rec.record(
+    "opposite_error_profiles",
+    "Trig is exact at θ = 0 and hyperbolic at θ = π; trig is better below one crossing angle, hyperbolic above",
+    paper="trig accurate for large kernel values, positive for small ones (HRF §1, Fig 1)",
+    ours={
+        "theta_star_deg": np.degrees(theta_star),
+        "trig_exact_at_0": trig_exact_at_0,
+        "hyperbolic_exact_at_pi": hyp_exact_at_pi,
+        "monotone": monotone,
+    },
+    holds=trig_exact_at_0 and hyp_exact_at_pi and monotone and abs(theta_star - np.pi / 2) < 1e-6,
+    note="r = 1; θ* = π/2 exactly for equal norms",
+)
 
 # %% [markdown]
 # ## 3 · Orthogonal vs iid projections, and the unfixed-QR bug
@@ -264,13 +325,20 @@ for label, (mean, se) in qr_means.items():
     print(f"{label:<40} {mean:.4f} ± {se:.4f}   ({(mean - target) / se:+.1f} standard errors from {target:.4f})")
 fixed_mean, fixed_se = qr_means["orthogonal, sign-fixed QR (rflib)"]
 bug_mean, bug_se = qr_means["orthogonal, unfixed QR (public code)"]
-rec.record("orthogonal_sign_fixed_unbiased",
-           "Sign-fixed orthogonal ω keep positive features unbiased: mean of exp(ωᵀe₁) = e^{1/2} (d = 4)",
-           paper=target, ours=fixed_mean, holds=abs(fixed_mean - target) < 5 * fixed_se)
-rec.record("unfixed_qr_bias",
-           "QR without the sign fix (public Performer/HRF code) biases positive features (d = 4, z = e₁)",
-           paper="≈1.37 in a re-run of the public code (no value in the papers)", ours=bug_mean,
-           holds=abs(bug_mean - target) > 10 * bug_se)
+rec.record(
+    "orthogonal_sign_fixed_unbiased",
+    "Sign-fixed orthogonal ω keep positive features unbiased: mean of exp(ωᵀe₁) = e^{1/2} (d = 4)",
+    paper=target,
+    ours=fixed_mean,
+    holds=abs(fixed_mean - target) < 5 * fixed_se,
+)
+rec.record(
+    "unfixed_qr_bias",
+    "QR without the sign fix (public Performer/HRF code) biases positive features (d = 4, z = e₁)",
+    paper="≈1.37 in a re-run of the public code (no value in the papers)",
+    ours=bug_mean,
+    holds=abs(bug_mean - target) > 10 * bug_se,
+)
 
 # %% [markdown]
 # **(b) MSE ratio ORF / iid** for a fixed pair ($d$ = `orth_d`, $\|x\| = \|y\| = 0.6$, $\theta = \pi/3$), as a
@@ -297,9 +365,14 @@ for name in ratio:
 
 fig, (ax_q, ax_r) = plt.subplots(1, 2, figsize=(11, 3.8))
 labels = list(qr_means)
-ax_q.bar(range(3), [qr_means[k][0] for k in labels], yerr=[2 * qr_means[k][1] for k in labels],
-         color=plotting.PALETTE[:3], capsize=4)
-ax_q.axhline(target, color="k", ls="--", lw=1, label="E e^{ωᵀz} = e^{1/2}")
+ax_q.bar(
+    range(3),
+    [qr_means[k][0] for k in labels],
+    yerr=[2 * qr_means[k][1] for k in labels],
+    color=plotting.PALETTE[:3],
+    capsize=4,
+)
+ax_q.axhline(target, color="k", ls="--", lw=1, label=r"$\mathbb{E}\,e^{\omega^\top z} = e^{1/2}$")
 ax_q.set_xticks(range(3), ["iid", "ORF sign-fixed\n(rflib)", "ORF unfixed QR\n(public code)"])
 ax_q.set(ylabel="mean of exp(ωᵀe₁)  (unitless)", title=f"(a) bias of the unfixed QR, d = {d_qr}")
 ax_q.set_ylim(1.0, 1.8)
@@ -309,11 +382,19 @@ for (name, rows), colour in zip(ratio.items(), plotting.PALETTE, strict=False):
     ax_r.errorbar(np.array(ms_o) / d_o, vals[:, 0], yerr=vals[:, 1], fmt="o-", color=colour, capsize=3, label=name)
 ax_r.axhline(1.0, color="k", ls="--", lw=1)
 ax_r.set_xscale("log", base=2)
-ax_r.set(xlabel="m / d  (blocks of d orthogonal rows)", ylabel="MSE(ORF) / MSE(iid)",
-         title=f"(b) orthogonal gain, d = {d_o}, r = 0.6, θ = π/3")
+ax_r.set(
+    xlabel="m / d  (blocks of d orthogonal rows)",
+    ylabel="MSE(ORF) / MSE(iid)",
+    title=f"(b) orthogonal gain, d = {d_o}, r = 0.6, θ = π/3",
+)
 ax_r.legend()
-fig.text(0.01, -0.05, f"scale={scale}: (a) {n_rows:,} rows per sampler; (b) {S['orth_redraws']:,} redraws of W per "
-         "point, iid MSE in closed form, ±2 standard errors.", fontsize=8)
+fig.text(
+    0.01,
+    -0.05,
+    f"scale={scale}: (a) {n_rows:,} rows per sampler; (b) {S['orth_redraws']:,} redraws of W per "
+    "point, iid MSE in closed form, ±2 standard errors.",
+    fontsize=8,
+)
 plotting.savefig("primer_orthogonal", fig)
 plt.show()
 
@@ -323,13 +404,21 @@ for name in ratio:
     value, err = ratio[name][at_d]
     print(f"{name}: MSE(ORF)/MSE(iid) at m = d: {value:.3f} ± {err:.3f}")
 pos_ratio, pos_err = ratio["positive"][at_d]
-rec.record("orf_lower_mse_positive", "Orthogonal projections lower the MSE of positive features at m = d",
-           paper="MSE(ORF) < MSE(iid) for m ≤ d (Performer Thm 2)", ours={"ratio": pos_ratio, "2se": pos_err},
-           holds=pos_ratio + pos_err < 1.0)
+rec.record(
+    "orf_lower_mse_positive",
+    "Orthogonal projections lower the MSE of positive features at m = d",
+    paper="MSE(ORF) < MSE(iid) for m ≤ d (Performer Thm 2)",
+    ours={"ratio": pos_ratio, "2se": pos_err},
+    holds=pos_ratio + pos_err < 1.0,
+)
 trig_ratio, trig_err = ratio["trig"][at_d]
-rec.record("orf_lower_mse_trig", "Orthogonal projections lower the MSE of trigonometric features at m = d",
-           paper="MSE(ORF) < MSE(iid) (Yu et al. 2016)", ours={"ratio": trig_ratio, "2se": trig_err},
-           holds=trig_ratio + trig_err < 1.0)
+rec.record(
+    "orf_lower_mse_trig",
+    "Orthogonal projections lower the MSE of trigonometric features at m = d",
+    paper="MSE(ORF) < MSE(iid) (Yu et al. 2016)",
+    ours={"ratio": trig_ratio, "2se": trig_err},
+    holds=trig_ratio + trig_err < 1.0,
+)
 
 # %% [markdown]
 # ## 4 · Approximating softmax attention
@@ -374,14 +463,22 @@ for (name, errs), colour in zip(att_err.items(), plotting.PALETTE, strict=False)
     ax.fill_between(Fs, q25, q75, color=colour, alpha=0.2)
     ax.plot(Fs, errs.max(axis=1), "x", color=colour, ms=5)
 ref = np.median(att_err["positive, orthogonal"], axis=1)[0] * np.sqrt(Fs[0] / Fs)
-ax.plot(Fs, ref, "k:", lw=1, label="∝ F^{-1/2}")
+ax.plot(Fs, ref, "k:", lw=1, label=r"$\propto F^{-1/2}$")
 ax.set_xscale("log", base=2)
 ax.set_yscale("log")
-ax.set(xlabel="feature dimension F (columns of φ)", ylabel="relative error ‖Att̂ − Att‖_F / ‖Att‖_F",
-       title=f"Softmax attention, L = {L_att}, d = {d_att}")
+ax.set(
+    xlabel="feature dimension F (columns of φ)",
+    ylabel="relative error ‖Att̂ − Att‖_F / ‖Att‖_F",
+    title=f"Softmax attention, L = {L_att}, d = {d_att}",
+)
 ax.legend(fontsize=8)
-fig.text(0.01, -0.06, f"scale={scale}: median and interquartile band over {S['att_seeds']} feature draws, × = worst "
-         f"draw; one fixed random Q, K, V (σ = {sigma_qk}).", fontsize=8)
+fig.text(
+    0.01,
+    -0.06,
+    f"scale={scale}: median and interquartile band over {S['att_seeds']} feature draws, × = worst "
+    f"draw; one fixed random Q, K, V (σ = {sigma_qk}).",
+    fontsize=8,
+)
 plotting.savefig("primer_attention_error", fig)
 plt.show()
 
@@ -396,18 +493,28 @@ print(f"worst-draw error, positive iid: {np.round(worst_err['positive, iid'], 3)
 print(f"worst-draw error, trig iid:     {np.round(worst_err['trig, iid'], 3)}")
 small_F = Fs <= d_att
 trig_blowup = worst_err["trig, iid"] / worst_err["positive, iid"]
-rec.record("attention_trig_unstable_at_small_F",
-           "With few features (F ≤ d), trig attention's worst draw is worse than positive features' worst draw",
-           paper="trig features give unstable attention when the normaliser is near 0 (Performer §2.3)",
-           ours={"F": Fs[small_F], "worst_trig_over_worst_positive": trig_blowup[small_F]},
-           holds=bool(np.all(trig_blowup[small_F] > 1)), note=f"σ = {sigma_qk}, L = {L_att}, d = {d_att}")
-rec.record("attention_positive_beats_trig_every_F",
-           "Positive features' worst draw is below trig's at every F tested",
-           paper="positive RFs approximate attention better than trig RFs (Performer §2.3)",
-           ours={"F": Fs, "positive_iid_worst": worst_err["positive, iid"], "trig_iid_worst": worst_err["trig, iid"],
-                 "positive_iid_median": median_err["positive, iid"], "trig_iid_median": median_err["trig, iid"]},
-           holds=bool(np.all(trig_blowup > 1)),
-           note="with small logits (σ = 0.5) trig catches up once F is large; see the figure")
+rec.record(
+    "attention_trig_unstable_at_small_F",
+    "With few features (F ≤ d), trig attention's worst draw is worse than positive features' worst draw",
+    paper="trig features give unstable attention when the normaliser is near 0 (Performer §2.3)",
+    ours={"F": Fs[small_F], "worst_trig_over_worst_positive": trig_blowup[small_F]},
+    holds=bool(np.all(trig_blowup[small_F] > 1)),
+    note=f"σ = {sigma_qk}, L = {L_att}, d = {d_att}",
+)
+rec.record(
+    "attention_positive_beats_trig_every_F",
+    "Positive features' worst draw is below trig's at every F tested",
+    paper="positive RFs approximate attention better than trig RFs (Performer §2.3)",
+    ours={
+        "F": Fs,
+        "positive_iid_worst": worst_err["positive, iid"],
+        "trig_iid_worst": worst_err["trig, iid"],
+        "positive_iid_median": median_err["positive, iid"],
+        "trig_iid_median": median_err["trig, iid"],
+    },
+    holds=bool(np.all(trig_blowup > 1)),
+    note="with small logits (σ = 0.5) trig catches up once F is large; see the figure",
+)
 
 # %% [markdown]
 # The Monte Carlo rate $F^{-1/2}$ is asymptotic: with few features the relative error is of order one and
@@ -425,13 +532,21 @@ orf_ratio = float(np.exp(log_gap.mean()))
 orf_band = float(2 * log_gap.std() / np.sqrt(log_gap.size))
 print(f"slope of the median error (positive, orthogonal): {slope:.3f} for F ≥ 128, {slope_all:.3f} over all F")
 print(f"error ratio ORF/iid (positive, F ≤ d): {orf_ratio:.3f} (log ±2 s.e. {orf_band:.3f})")
-rec.record("attention_error_rate", "Median attention error of orthogonal positive features falls like F^{-1/2}",
-           paper=-0.5, ours={"slope_F_ge_128": slope, "slope_all_F": slope_all},
-           holds=bool(-0.65 < slope < -0.35) if np.isfinite(slope) else "info",
-           note="fitted for F ≥ 128; at quick scale too few points to fit")
-rec.record("attention_orf_vs_iid", "Orthogonal projections lower the attention error of positive features (F ≤ d)",
-           paper="ORF improves FAVOR+ (Performer §2.4, Thm 2)", ours={"ratio": orf_ratio, "log_2se": orf_band},
-           holds=bool(np.log(orf_ratio) + orf_band < 0))
+rec.record(
+    "attention_error_rate",
+    "Median attention error of orthogonal positive features falls like F^{-1/2}",
+    paper=-0.5,
+    ours={"slope_F_ge_128": slope, "slope_all_F": slope_all},
+    holds=bool(-0.65 < slope < -0.35) if np.isfinite(slope) else "info",
+    note="fitted for F ≥ 128; at quick scale too few points to fit",
+)
+rec.record(
+    "attention_orf_vs_iid",
+    "Orthogonal projections lower the attention error of positive features (F ≤ d)",
+    paper="ORF improves FAVOR+ (Performer §2.4, Thm 2)",
+    ours={"ratio": orf_ratio, "log_2se": orf_band},
+    holds=bool(np.log(orf_ratio) + orf_band < 0),
+)
 
 # %% [markdown]
 # ## Paper vs ours

@@ -85,7 +85,8 @@ def test_features_match_their_textbook_formulas(key):
     proj = X @ W.T
     sq = jnp.sum(X**2, axis=1, keepdims=True)
     np.testing.assert_allclose(
-        features.trig(W, X), jnp.exp(sq / 2) * jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], 1) / jnp.sqrt(m),
+        features.trig(W, X),
+        jnp.exp(sq / 2) * jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], 1) / jnp.sqrt(m),
         rtol=1e-13,
     )
     np.testing.assert_allclose(features.positive(W, X), jnp.exp(proj - sq / 2) / jnp.sqrt(m), rtol=1e-13)

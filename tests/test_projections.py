@@ -42,8 +42,10 @@ def test_fixed_norms_option_gives_sqrt_d(key):
 
 def test_orthogonal_blocks_are_independent_draws(key):
     W = np.asarray(projections.orthogonal(key, 8, 4))
-    assert not np.allclose(np.abs(W[:4] / np.linalg.norm(W[:4], axis=1, keepdims=True)),
-                           np.abs(W[4:] / np.linalg.norm(W[4:], axis=1, keepdims=True)))
+    assert not np.allclose(
+        np.abs(W[:4] / np.linalg.norm(W[:4], axis=1, keepdims=True)),
+        np.abs(W[4:] / np.linalg.norm(W[4:], axis=1, keepdims=True)),
+    )
 
 
 def _positive_feature_mean(W, z):
