@@ -560,7 +560,7 @@ display(Markdown(rec.table()))
 # * The closed-form curves are exact at every scale; only Monte Carlo sample sizes and grid resolutions change with
 #   `scale` (quick: CI smoke test in well under a minute; standard: the default `make`; paper: larger samples).
 # * The attention study uses synthetic Gaussian queries/keys/values rather than a trained model: its purpose here
-#   is the dependence on $F$ and the feature family; notebooks 03 and 06 use real token representations.
+#   is the dependence on $F$ and the feature family; the HRF and FAVOR# notebooks use real token representations.
 # * Monte Carlo estimates of the *positive* estimator's MSE are heavy-tailed (the single-feature relative variance is
 #   $e^{\|z\|^2}-1$); at large $\|z\|$ a finite sample typically under-estimates it, so conclusions
 #   about the maximum error are based on the closed forms, with Monte Carlo used as a check where its $5\sigma$
