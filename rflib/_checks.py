@@ -71,7 +71,7 @@ def points(name: str, x, dim: int | None = None) -> jax.Array:
 def vectors(name: str, x, dim: int | None = None) -> jax.Array:
     """Check ``x: (..., d)`` with at least one axis; optionally require the last axis to be ``dim``."""
     arr = jnp.asarray(x)
-    arr = finite_array(name, arr, tuple(range(1, max(arr.ndim, 1) + 1)))
+    arr = finite_array(name, arr, arr.ndim if arr.ndim >= 1 else 1)
     if dim is not None and arr.shape[-1] != dim:
         raise ValueError(f"{name} must have last axis {dim}, got shape {arr.shape}")
     return arr
