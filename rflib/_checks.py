@@ -47,6 +47,7 @@ def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
       ndim: allowed rank or ranks.
     """
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    concrete = _is_concrete(x)  # a numpy constant becomes a tracer once converted inside jit: check it first
     arr = jnp.asarray(x)
     if not jnp.issubdtype(arr.dtype, jnp.floating):
         arr = arr.astype(jnp.result_type(float))
@@ -55,9 +56,18 @@ def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
         raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
     if any(s == 0 for s in arr.shape):
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
-    if _is_concrete(arr) and not _all_finite(arr):
+    if concrete and not _all_finite(x if isinstance(x, jax.Array) else np.asarray(x)):
         raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
     return arr
+
+
+def positive_entries(name: str, x) -> None:
+    """Raise if a concrete ``x`` has an entry ≤ 0 (checked before any conversion, so it also works under jit)."""
+    if _is_concrete(x):
+        with jax.ensure_compile_time_eval():
+            ok = bool(np.all(np.asarray(x) > 0))
+        if not ok:
+            raise ValueError(f"{name} must have only positive entries")
 
 
 def points(name: str, x, dim: int | None = None) -> jax.Array:

@@ -80,6 +80,22 @@ def single_feature_estimates(feature_map, W, x, y) -> np.ndarray:
     return n_rows * (phi_x * phi_y).reshape(phi_x.size // n_rows, n_rows).sum(axis=0)
 
 
+def estimator_values(make_estimator, W, x, y) -> np.ndarray:
+    """Single-projection estimates e_i(x, y) of an asymmetric estimator, one per row ω_i of W.
+
+    ``make_estimator(W)`` must return an :class:`rflib.features.estimators.Estimator` whose maps have b column
+    blocks of one column per row of W, normalised by m^{-1/2} (trig, positive, hyperbolic, CE). Then
+    e_i = m Σ_blocks Ψ₁(x)_{·,i} Ψ₂(y)_{·,i}. Shapes: W (m, d), x (d,), y (d,) → (m,).
+    """
+    W = np.asarray(W)
+    est = make_estimator(W)
+    left = np.asarray(est.left(np.asarray(x)[None, :]).dense())[0]
+    right = np.asarray(est.right(np.asarray(y)[None, :]).dense())[0]
+    if left.size % W.shape[0]:
+        raise ValueError(f"the estimator has {left.size} features, not a multiple of the {W.shape[0]} rows of W")
+    return W.shape[0] * (left * right).reshape(-1, W.shape[0]).sum(axis=0)
+
+
 def estimator_moments(feature_map, x, y, *, n_points: int = 100) -> dict[str, float]:
     """Exact moments of one feature's estimate e(x, y) of SM(x, y) = exp(xᵀy), for ω ~ N(0, I_d).
 

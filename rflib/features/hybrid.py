@@ -1,0 +1,230 @@
+"""Hybrid random features (HRF; Choromanski et al., ICLR 2022, §2.2–2.4 and Apps D, F, H).
+
+An HRF estimator mixes p + 1 unbiased base estimators ŜM^k with data-dependent weights (eq 8):
+
+    ŜM^hyb(x, y) = Σ_{k≤p} λ̂_k(x, y) ŜM^k(x, y) + (1 − Σ_{k≤p} λ̂_k(x, y)) ŜM^{p+1}(x, y),
+
+where each λ̂_k = a_k + ρ₁ᵏ(x)ᵀρ₂ᵏ(y) is itself a random-feature estimate of a kernel λ_k, drawn independently of
+the bases (eq 9–10). It is unbiased whenever the bases are, and it is again a dot product Ψ₁(x)ᵀΨ₂(y)
+(Lemma 2.3, eq 11). The paper writes Ψ with imaginary units (√ of negative constants, i·ρ blocks); every imaginary
+factor appears identically on both sides, so :func:`hybrid_estimator` moves each i·i = −1 into a sign on the right
+map and builds real, asymmetric maps:
+
+    Ψ₁ = ⋆_k √|a_k| φ₁ᵏ ⋆ ⋆_k ρ₁ᵏ⊗φ₁ᵏ ⋆ √|1−Σa| φ₁^{p+1} ⋆ ⋆_k ρ₁ᵏ⊗φ₁^{p+1}
+    Ψ₂ = ⋆_k s(a_k)√|a_k| φ₂ᵏ ⋆ ⋆_k ρ₂ᵏ⊗φ₂ᵏ ⋆ s(1−Σa)√|1−Σa| φ₂^{p+1} ⋆ ⋆_k (−ρ₂ᵏ)⊗φ₂^{p+1}
+
+with s = sign. Each block is computed from the base and λ features, so building Ψ for n points costs
+O(n(Σ m_k d + Σ n_k d + Σ m_k n_k)), not the O(n·m·n_λ·d) of a regular map with as many features (App D.4, eq 106).
+
+Notation follows the paper: m projections ω per base estimator, n projections τ for λ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from rflib import _checks
+from rflib.features import classic
+from rflib.features.base import Features
+from rflib.features.estimators import Estimator, concat, hyperbolic_estimator, kron, scale, trig_estimator
+
+
+class LambdaEstimator(NamedTuple):
+    """λ̂(x, y) = offset + ρ₁(x)ᵀρ₂(y), a linearised estimate of a mixing coefficient λ(x, y) (HRF eq 9–10).
+
+    Attributes:
+      offset: the constant a.
+      features: the pair (ρ₁, ρ₂) as an :class:`Estimator` (real maps; the paper's imaginary units are already
+        folded into the sign of ρ₂).
+    """
+
+    offset: float
+    features: Estimator
+
+    def estimate(self, X, Y) -> jax.Array:
+        """λ̂ for every pair: (n, d), (k, d) → (n, k)."""
+        return self.offset + self.features.estimate(X, Y)
+
+
+# --- λ-coefficient estimators -------------------------------------------------------------------------------------
+
+
+def _sign_side(T, sign, X):
+    X = _checks.points("X", X)
+    T = _checks.projection_matrix("T", T, X.shape[1])
+    n = T.shape[0]
+    return Features(jnp.full(X.shape[0], -0.5 * math.log(2 * n), dtype=X.dtype), sign * jnp.sign(X @ T.T))
+
+
+def angular_lambda(T) -> LambdaEstimator:
+    """λ̂_n(x, y) = 1/2 − (1/(2n)) Σ_i sgn(τ_iᵀx) sgn(τ_iᵀy), an unbiased estimate of λ = θ_{x,y}/π (HRF eq 19).
+
+    Equals the fraction of the n projections τ_i (rows of T: (n, d)) that separate x and y, so n·λ̂ ~
+    Binomial(n, θ/π) for iid Gaussian τ (Lemma 3.2). Paper form: a = 1/2, ρ(u) = (i/√(2n)) sgn(Tu).
+    """
+    return LambdaEstimator(0.5, Estimator(partial(_sign_side, T, 1.0), partial(_sign_side, T, -1.0)))
+
+
+def _fourier_side(T, sigma, log_norm, sign, X):
+    X = _checks.points("X", X)
+    T = _checks.projection_matrix("T", T, X.shape[1])
+    proj = sigma * (X @ T.T)
+    body = sign * jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], axis=1)
+    return Features(jnp.full(X.shape[0], log_norm, dtype=X.dtype), body)
+
+
+def normalized_gaussian_lambda(T, sigma: float, r: float) -> LambdaEstimator:
+    """λ̂ = 1/ρ − (1/(nρ)) Σ_i cos(σ τ_iᵀ(x − y)) for λ(x, y) = (1 − exp(−σ²‖x − y‖²/2))/ρ, ρ = 1 − e^{−2σ²r²}
+    (HRF App F, eqs 67–70, for inputs of norm r: λ = 0 at θ = 0 and λ = 1 at θ = π).
+
+    Eq 70 as printed omits σ inside sin/cos; the unbiased estimator needs it (HRF notes, erratum 5).
+    λ̂ ∈ [0, 2/ρ] is not confined to [0, 1]. T: (n, d).
+    """
+    sigma = _checks.positive_float("sigma", sigma)
+    r = _checks.positive_float("r", r)
+    rho = -math.expm1(-2.0 * sigma**2 * r**2)
+    log_norm = -0.5 * math.log(jnp.shape(T)[0] * rho)
+    left = partial(_fourier_side, T, sigma, log_norm, 1.0)
+    right = partial(_fourier_side, T, sigma, log_norm, -1.0)
+    return LambdaEstimator(1.0 / rho, Estimator(left, right))
+
+
+def _gaussian_lambda_side(T, c, M, kind, X):
+    X = _checks.points("X", X)
+    U = X if M is None else -(X @ M.T)
+    feature_map = {"positive": classic.positive_features, "trig": classic.trig_features}[kind]
+    base = feature_map(T, U / c)
+    return Features(base.log_scale - 0.5 * jnp.sum(U**2, axis=1) / c**2, base.body)
+
+
+def gaussian_lambda(T, c: float, M=None, *, kind: str = "positive") -> LambdaEstimator:
+    """λ̂ estimating λ(x, y) = exp(−‖x + M y‖²/(2c²)) with a_k = 0 (HRF §2.4, eq 20); M defaults to I.
+
+    ρ₁(x) = e^{−‖x‖²/(2c²)} φ(x/c) and ρ₂(y) = e^{−‖My‖²/(2c²)} φ(−My/c), φ the positive or trigonometric
+    softmax-kernel map with projections T: (n, d). λ ≈ 1 where x ≈ −My.
+    """
+    c = _checks.positive_float("c", c)
+    if kind not in ("positive", "trig"):
+        raise ValueError(f"kind must be 'positive' or 'trig', got {kind!r}")
+    M = None if M is None else jnp.asarray(M)
+    return LambdaEstimator(
+        0.0, Estimator(partial(_gaussian_lambda_side, T, c, None, kind), partial(_gaussian_lambda_side, T, c, M, kind))
+    )
+
+
+# --- the general construction (Lemma 2.3) ------------------------------------------------------------------------
+
+
+def _check_mixture(bases, lambdas):
+    if len(bases) != len(lambdas) + 1:
+        raise ValueError(
+            f"an HRF needs p + 1 base estimators for p λ-coefficients, got {len(bases)} and {len(lambdas)}"
+        )
+
+
+def _signed_root(c: float, right: bool) -> float:
+    """√|c| on the left map and sign(c)·√|c| on the right one, so that their product is c."""
+    root = math.sqrt(abs(c))
+    return math.copysign(root, c) if right else root
+
+
+def _hybrid_side(bases_side, lambdas_side, offsets, right, X):
+    p = len(lambdas_side)
+    rest = 1.0 - sum(offsets)
+    base_feats = [side(X) for side in bases_side]
+    lam_feats = [side(X) for side in lambdas_side]
+    blocks = [scale(base_feats[k], _signed_root(offsets[k], right)) for k in range(p) if offsets[k] != 0.0]
+    blocks += [kron(lam_feats[k], base_feats[k]) for k in range(p)]
+    if rest != 0.0:
+        blocks.append(scale(base_feats[p], _signed_root(rest, right)))
+    sign = -1.0 if right else 1.0
+    blocks += [kron(Features(lam.log_scale, sign * lam.body), base_feats[p]) for lam in lam_feats]
+    return concat(blocks)
+
+
+def hybrid_estimator(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimator]) -> Estimator:
+    """The HRF estimator of eq 8 as real feature maps Ψ₁, Ψ₂ (Lemma 2.3, eq 11; module docstring).
+
+    Args:
+      bases: p + 1 base estimators ŜM¹ … ŜM^{p+1} (e.g. :func:`~rflib.features.estimators.hyperbolic_estimator`).
+      lambdas: p λ-coefficient estimators, drawn independently of the bases.
+
+    ``hybrid_estimator(...).estimate(X, Y)`` equals :func:`hybrid_direct` to round-off.
+    """
+    _check_mixture(bases, lambdas)
+    offsets = tuple(float(lam.offset) for lam in lambdas)
+    left = partial(
+        _hybrid_side, tuple(b.left for b in bases), tuple(lam.features.left for lam in lambdas), offsets, False
+    )
+    right = partial(
+        _hybrid_side, tuple(b.right for b in bases), tuple(lam.features.right for lam in lambdas), offsets, True
+    )
+    return Estimator(left, right)
+
+
+def hybrid_direct(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimator], X, Y) -> jax.Array:
+    """Eq 8 evaluated term by term: Σ_k λ̂_k ŜM^k + (1 − Σ_k λ̂_k) ŜM^{p+1}.  (n, d), (k, d) → (n, k)."""
+    _check_mixture(bases, lambdas)
+    lam = [lam_k.estimate(X, Y) for lam_k in lambdas]
+    est = sum(lam_k * base.estimate(X, Y) for lam_k, base in zip(lam, bases, strict=False))
+    return est + (1.0 - sum(lam)) * bases[-1].estimate(X, Y)
+
+
+# --- the paper's named hybrids ------------------------------------------------------------------------------------
+
+
+def bipolar_hybrid_estimator(W_pos, W_trig, lam: LambdaEstimator) -> Estimator:
+    """λ̂ ŜM^{++}_m + (1 − λ̂) ŜM^trig_m (HRF eq 12): antithetic positive (FAVOR+) and trigonometric bases.
+
+    Pass the same matrix as ``W_pos`` and ``W_trig`` for variant II of Theorem 3.1 (shared projections), two
+    independent ones for variant I.
+    """
+    return hybrid_estimator([hyperbolic_estimator(W_pos), trig_estimator(W_trig)], [lam])
+
+
+def angular_hybrid_estimator(W_pos, W_trig, T) -> Estimator:
+    """The angular hybrid: bipolar hybrid with λ = θ/π estimated by n sign features (HRF eq 19, App D).
+
+    W_pos, W_trig: (m, d); T: (n, d). Feature dimension 4m(n + 1). Its variance vanishes at θ = 0 and θ = π for
+    inputs of equal norm (Theorem D.1).
+    """
+    return bipolar_hybrid_estimator(W_pos, W_trig, angular_lambda(T))
+
+
+def normalized_gaussian_hybrid_estimator(W_pos, W_trig, T, sigma: float, r: float) -> Estimator:
+    """Bipolar hybrid with the normalised Gaussian λ of App F (:func:`normalized_gaussian_lambda`), inputs of norm r."""
+    return bipolar_hybrid_estimator(W_pos, W_trig, normalized_gaussian_lambda(T, sigma, r))
+
+
+# --- cost accounting (App D.4 / Sec L) ----------------------------------------------------------------------------
+
+
+def angular_hybrid_cost(m: int, n: int, d: int, *, shared: bool = False) -> dict[str, int]:
+    """Feature dimension and multiply-adds per input vector of the angular-hybrid map (App D.4).
+
+    Projections cost d per row of W_pos, W_trig (one matrix if ``shared``) and T; the 2 n·2m Kronecker blocks cost
+    one product each. Returns ``{"features": 4m(n+1), "projection_flops": …, "kron_flops": …, "total_flops": …}``.
+    """
+    m, n, d = (_checks.positive_int(k, v) for k, v in (("m", m), ("n", n), ("d", d)))
+    projections = d * ((1 if shared else 2) * m + n)
+    kron_flops = 2 * (2 * m) * n
+    return {
+        "features": 4 * m * (n + 1),
+        "projection_flops": projections,
+        "kron_flops": kron_flops,
+        "total_flops": projections + kron_flops,
+    }
+
+
+def regular_cost(n_features: int, d: int) -> dict[str, int]:
+    """The same accounting for a regular trigonometric/hyperbolic map with ``n_features`` columns (2 per ω)."""
+    n_features = _checks.positive_int("n_features", n_features)
+    d = _checks.positive_int("d", d)
+    projections = d * math.ceil(n_features / 2)
+    return {"features": n_features, "projection_flops": projections, "kron_flops": 0, "total_flops": projections}

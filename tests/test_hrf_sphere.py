@@ -1,0 +1,113 @@
+"""HRF on the sphere S(r): Lemma 3.4, eq 47 (corrected), Theorem 3.5 (limits, and the bound's erratum).
+
+All deterministic closed forms in float64; Theorem 3.5's printed bound is shown to fail for large r, and the
+corrected bound (HRF notes §3.9) to hold.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from rflib import moments, sphere
+
+THETAS = np.linspace(0.0, np.pi, 41)
+
+
+def _pair(r, theta):
+    return np.array([r, 0.0, 0.0]), np.array([r * np.cos(theta), r * np.sin(theta), 0.0])
+
+
+@pytest.mark.parametrize("r", [0.3, 1.0, 2.5])
+@pytest.mark.parametrize("n", [1, 4])
+def test_corrected_eq_47_equals_theorem_3_1_with_lemmas_2_2_and_3_2(r, n):
+    for theta in THETAS[1:-1]:
+        x, y = _pair(r, theta)
+        for shared in (False, True):
+            generic = float(moments.log_mse_angular_hybrid(x, y, 10, n, shared=shared))
+            assert sphere.log_mse_angular_hybrid(theta, r, 10, n) == pytest.approx(generic, rel=1e-12, abs=1e-12)
+
+
+def test_eq_47_as_printed_is_a_typo():
+    """The printed trig weight p(1 − 1/n − p + p/n) is E λ̂(1 − λ̂); values of the HRF notes (r = 1, m = 10, n = 1)."""
+    for theta, corrected, printed in ((0.3, 1.54965, 1.54721), (1.1, 0.815638, 0.709551), (2.5, 0.0726784, 0.00128455)):
+        assert np.exp(sphere.log_mse_angular_hybrid(theta, 1.0, 10, 1)) == pytest.approx(corrected, rel=1e-5)
+        assert np.exp(sphere.log_mse_angular_hybrid(theta, 1.0, 10, 1, printed=True)) == pytest.approx(
+            printed, rel=1e-5
+        )
+    # at n = 1 the printed formula drops the trig term entirely: it equals the FAVOR+ term alone
+    p = 2.5 / np.pi
+    assert np.exp(sphere.log_mse_angular_hybrid(2.5, 1.0, 10, 1, printed=True)) == pytest.approx(
+        p * np.exp(sphere.log_mse_hyperbolic(2.5, 1.0, 10)), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("r", [0.5, 1.0, 3.0])
+def test_lemma_3_4_hidden_symmetry_and_maximum(r):
+    m = 16
+    eps_trig = sphere.log_relative_error(sphere.log_mse_trig(THETAS, r, m), THETAS, r)
+    eps_pos = sphere.log_relative_error(sphere.log_mse_hyperbolic(np.pi - THETAS, r, m), np.pi - THETAS, r)
+    np.testing.assert_allclose(eps_trig[1:], eps_pos[1:], rtol=1e-12)
+    half = np.sin(THETAS[1:] / 2) ** 2
+    closed = -0.5 * np.log(2 * m) + 2 * r**2 * half + np.log(-np.expm1(-4 * r**2 * half))
+    np.testing.assert_allclose(eps_trig[1:], closed, rtol=1e-12)
+    assert np.all(np.diff(eps_trig[1:]) > 0)  # monotone in θ, max at π
+    assert eps_trig[-1] == pytest.approx(sphere.log_W(r) - 0.5 * np.log(2 * m), rel=1e-12)
+    # the sphere formulas agree with the generic pair formulas of rflib.moments
+    x, y = _pair(r, 1.0)
+    assert sphere.log_mse_trig(1.0, r, m) == pytest.approx(float(moments.log_mse_trig(x, y, m)), rel=1e-12)
+    assert sphere.log_mse_hyperbolic(1.0, r, m) == pytest.approx(float(moments.log_mse_hyperbolic(x, y, m)), rel=1e-12)
+
+
+@pytest.mark.parametrize("r", [1.0, 2.0])
+@pytest.mark.parametrize("n", [1, 4])
+def test_theorem_3_5_limits(r, n):
+    """ε_{θ,r}/√θ → W/√(2πmn) as θ → 0 and ε/√(π − θ) → the same as θ → π (the paper prints √(θ − π))."""
+    m = 10
+    limit = sphere.log_theorem_3_5_limit(r, m, n)
+    for t in (1e-4, 1e-6):
+        at_0 = sphere.log_relative_error(sphere.log_mse_angular_hybrid(t, r, m, n), t, r) - 0.5 * np.log(t)
+        at_pi = sphere.log_relative_error(sphere.log_mse_angular_hybrid(np.pi - t, r, m, n), np.pi - t, r)
+        assert np.exp(at_0 - limit) == pytest.approx(1.0, abs=20 * t * max(r**2, 1))
+        assert np.exp(at_pi - 0.5 * np.log(t) - limit) == pytest.approx(1.0, abs=20 * t * max(r**2, 1))
+    # trig at θ → π and FAVOR+ at θ → 0 stay at W/√(2m): they do not vanish
+    assert sphere.log_relative_error(sphere.log_mse_trig(np.pi, r, m), np.pi, r) == pytest.approx(
+        sphere.log_W(r) - 0.5 * np.log(2 * m), rel=1e-12
+    )
+
+
+def _ratio_to_bound(r, n, corrected):
+    _, log_max = sphere.angular_hybrid_max_relative_error(r, 10, n, n_grid=20_001)
+    return np.exp(log_max - sphere.log_theorem_3_5_bound(r, 10, n, corrected=corrected))
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_theorem_3_5_printed_bound_holds_for_moderate_r(n):
+    for r in (1.0, 2.0, 3.0, 4.0):
+        assert _ratio_to_bound(r, n, corrected=False) < 1.0
+
+
+def test_theorem_3_5_printed_bound_is_violated_for_large_r():
+    """n = 1: the printed bound (eq 27) fails from r ≈ 4.128, e.g. at Fig 1's own r = 5 (ratio 1.100)."""
+    assert _ratio_to_bound(5.0, 1, corrected=False) == pytest.approx(1.1004, abs=2e-3)
+    assert _ratio_to_bound(4.12, 1, corrected=False) < 1.0 < _ratio_to_bound(4.14, 1, corrected=False)
+    assert _ratio_to_bound(6.3, 2, corrected=False) > 1.0  # n = 2 crosses at r ≈ 6.234
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 64])
+def test_theorem_3_5_corrected_bound_holds_and_hybrid_beats_trig_and_favor(n):
+    for r in (1.0, 2.0, 4.13, 5.0, 7.5, 10.0):
+        assert _ratio_to_bound(r, n, corrected=True) <= 0.5
+        _, log_max = sphere.angular_hybrid_max_relative_error(r, 10, n, n_grid=20_001)
+        assert log_max < sphere.log_W(r) - 0.5 * np.log(20)  # below ε_{S(r)} of trig and FAVOR+ (Lemma 3.4)
+
+
+def test_max_search_agrees_with_a_dense_grid():
+    theta = np.linspace(0, np.pi, 400_001)
+    dense = np.max(sphere.log_relative_error(sphere.log_mse_angular_hybrid(theta, 2.0, 10, 3), theta, 2.0))
+    assert sphere.angular_hybrid_max_relative_error(2.0, 10, 3)[1] == pytest.approx(dense, rel=1e-10)
+
+
+def test_sphere_functions_are_finite_where_the_mse_overflows():
+    value = sphere.log_mse_angular_hybrid(0.5, 8.0, 10, 1)
+    assert np.isfinite(value) and value > 200
+    assert jnp.isfinite(sphere.log_W(10.0))
