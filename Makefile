@@ -12,11 +12,12 @@ RUN     = $(PY) tools/run_notebooks.py --seed $(SEED)
 
 all: notebooks
 
-# The environment is rebuilt from scratch only when pyproject.toml changes.
-$(STAMP): pyproject.toml
+# The environment is rebuilt from scratch only when pyproject.toml or requirements-nodeps.txt changes.
+$(STAMP): pyproject.toml requirements-nodeps.txt
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 	touch $(STAMP)
 
 venv: $(STAMP)

