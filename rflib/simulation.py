@@ -3,11 +3,12 @@
 For iid Gaussian projections, an estimator of SM(x, y) depends on ω only through (ωᵀx, ωᵀy), whose law is fixed by
 the Gram matrix of (x, y). :func:`reduce_to_span` maps a pair in ℝ^d to a pair in ℝ² with the same Gram matrix, so
 simulations at d = 64 can be run in d = 2 *exactly in distribution* (HRF notes §3.0, "speed trick"). This does not
-hold for structured (orthogonal, Hadamard, QMC) projections: use the full-dimensional pair for those.
+hold for structured (orthogonal, Hadamard, QMC) projections: use the full-dimensional pairs for those.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 import jax
@@ -15,6 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks
+
+Sampler = Callable[[jax.Array, int, int], jax.Array]
 
 
 def reduce_to_span(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -30,46 +33,81 @@ def reduce_to_span(x, y) -> tuple[np.ndarray, np.ndarray]:
     return np.array([nx, 0.0]), np.array([along, np.sqrt(max(y @ y - along**2, 0.0))])
 
 
-def pointwise_estimates(
+def gaussian_sampler(key, rows: int, d: int) -> jax.Array:
+    """Default sampler: iid N(0, 1) entries, (rows, d)."""
+    return jax.random.normal(key, (rows, d))
+
+
+def paired_estimates(
     key,
-    x,
-    y,
+    X,
+    Y,
     make_estimator: Callable[..., object],
     shapes: Mapping[str, tuple[int, int]],
     draws: int,
     *,
+    samplers: Mapping[str, Sampler] | None = None,
+    matrices: Mapping[str, np.ndarray] | None = None,
     chunk: int = 4096,
-    sampler: Callable | None = None,
 ) -> np.ndarray:
-    """``draws`` independent estimates of SM(x, y), each with freshly drawn random matrices.
+    """Estimates of SM(x_i, y_i) for the rows of X and Y (pairs, not all combinations), ``draws`` times, each draw
+    with freshly sampled random matrices.
 
     Args:
-      key: JAX key; the same key gives the same estimates.
-      x, y: (d,) the pair.
-      make_estimator: called as ``make_estimator(**matrices)`` → an object with ``.estimate(X, Y)`` (e.g.
-        ``lambda W_pos, W_trig, T: hybrid.angular_hybrid_estimator(W_pos, W_trig, T)``). Must be traceable by
-        ``jax.vmap``.
-      shapes: name → (rows, d) of each random matrix, e.g. ``{"W_pos": (16, d), "W_trig": (16, d), "T": (8, d)}``.
-      draws: number of estimates.
-      chunk: draws evaluated per vmapped batch (bounds memory at chunk × Σ rows × d numbers).
-      sampler: ``sampler(key, rows, d)`` → one matrix; default iid N(0, 1) entries. Must be traceable.
+      key: JAX key; the same key gives the same estimates (independently of ``chunk``).
+      X, Y: (p, d) the p pairs.
+      make_estimator: called as ``make_estimator(**matrices)`` → an :class:`~rflib.features.estimators.Estimator`
+        (e.g. ``hybrid.angular_hybrid_estimator`` with matrices named W_pos, W_trig, T). Must be traceable by
+        ``jax.vmap``. Pass the same object on every call to reuse the compiled simulator.
+      shapes: name → (rows, d) of each random matrix.
+      draws: number of independent draws.
+      samplers: name → ``sampler(key, rows, d)`` (traceable), default :func:`gaussian_sampler`; e.g.
+        ``projections.orthogonal`` for ORF.
+      matrices: name → pre-drawn stack (draws, rows, d), for samplers that cannot be traced (e.g. scrambled Halton).
+      chunk: draws evaluated per vmapped batch (bounds memory).
 
     Returns:
-      (draws,) float64 numpy array of estimates.
+      (draws, p) float64 numpy array.
     """
     draws = _checks.positive_int("draws", draws)
     chunk = _checks.positive_int("chunk", chunk)
-    x = jnp.asarray(_checks.vectors("x", x))
-    y = jnp.asarray(_checks.vectors("y", y, dim=x.shape[-1]))
-    names = sorted(shapes)
-    sample = sampler or (lambda k, rows, d: jax.random.normal(k, (rows, d), dtype=x.dtype))
-
-    def one(k):
-        keys = jax.random.split(k, len(names))
-        mats = {name: sample(kk, *shapes[name]) for name, kk in zip(names, keys, strict=True)}
-        return make_estimator(**mats).estimate(x[None], y[None])[0, 0]
-
-    batched = jax.jit(jax.vmap(one))
+    X = jnp.asarray(_checks.points("X", X))
+    Y = jnp.asarray(_checks.points("Y", Y, dim=X.shape[1]))
+    if X.shape != Y.shape:
+        raise ValueError(f"X and Y must hold the same number of pairs, got shapes {X.shape} and {Y.shape}")
+    matrices = dict(matrices or {})
+    for name, stack in matrices.items():
+        if np.shape(stack) != (draws, *shapes[name]):
+            raise ValueError(f"matrices[{name!r}] must have shape {(draws, *shapes[name])}, got {np.shape(stack)}")
+    samplers = dict(samplers or {})
+    drawn = tuple(sorted((n, s, samplers.get(n, gaussian_sampler)) for n, s in shapes.items() if n not in matrices))
+    given = tuple(sorted(matrices))
+    batched = _batched_estimates(make_estimator, drawn, given)
     draw_keys = jax.random.split(key, draws)
-    out = [np.asarray(batched(draw_keys[i : i + chunk])) for i in range(0, draws, chunk)]
+    out = []
+    for i in range(0, draws, chunk):
+        stacks = [jnp.asarray(matrices[n][i : i + chunk], dtype=X.dtype) for n in given]
+        out.append(np.asarray(batched(draw_keys[i : i + chunk], X, Y, *stacks)))
     return np.concatenate(out)
+
+
+def pointwise_estimates(key, x, y, make_estimator, shapes, draws: int, **kwargs) -> np.ndarray:
+    """:func:`paired_estimates` for one pair x, y: (d,) → (draws,)."""
+    x = _checks.vectors("x", x)
+    return paired_estimates(key, jnp.atleast_2d(x), jnp.atleast_2d(y), make_estimator, shapes, draws, **kwargs)[:, 0]
+
+
+@functools.lru_cache(maxsize=64)
+def _batched_estimates(make_estimator, drawn, given):
+    """One jitted, vmapped simulator per (factory, drawn matrices, given matrices); X and Y are arguments."""
+
+    def one(k, X, Y, *stacks):
+        keys = jax.random.split(k, max(len(drawn), 1))
+        mats = {
+            name: sampler(kk, *shape).astype(X.dtype)
+            for (name, shape, sampler), kk in zip(drawn, keys[: len(drawn)], strict=True)
+        }
+        mats.update(zip(given, stacks, strict=True))
+        return make_estimator(**mats).paired(X, Y)
+
+    return jax.jit(jax.vmap(one, in_axes=(0, None, None) + (0,) * len(given)))

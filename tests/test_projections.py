@@ -90,3 +90,18 @@ def test_invalid_sizes_raise_naming_the_argument(key, bad):
 def test_invalid_norms_option_raises(key):
     with pytest.raises(ValueError, match="norms"):
         projections.orthogonal(key, 3, 3, norms="unit")
+
+
+def test_orthogonal_batch_has_the_law_of_orthogonal(key):
+    """Batched ORF: each draw is orthogonal within blocks, with χ_d lengths (E‖ω‖² = d), and draws differ."""
+    W = np.asarray(projections.orthogonal_batch(key, 400, 20, 8))
+    assert W.shape == (400, 20, 8)
+    dirs = W / np.linalg.norm(W, axis=-1, keepdims=True)
+    gram = np.einsum("bij,bkj->bik", dirs[:, :8], dirs[:, :8])
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(8), gram.shape), atol=1e-12)
+    sq = np.sum(W**2, axis=-1).ravel()
+    assert abs(sq.mean() - 8) < 5 * sq.std() / np.sqrt(sq.size)
+    assert not np.allclose(W[0], W[1])
+    # marginally N(0, I): the first coordinate of every row has variance 1 and no sign bias
+    first = W[:, :, 0].ravel()
+    assert abs(first.mean()) < 5 / np.sqrt(first.size) and abs(first.var() - 1) < 0.05

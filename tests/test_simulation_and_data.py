@@ -105,3 +105,18 @@ def test_ptb_loads_the_mikolov_split():
     assert len(vocab) == 10_000
     ids = datasets.encode(ptb["valid"][:100], vocab)
     assert ids.dtype == jax.numpy.int32 and int(ids.max()) < 10_000
+
+
+def test_paired_estimates_take_pairs_and_accept_pre_drawn_matrices(key):
+    rng = np.random.default_rng(9)
+    X, Y = 0.3 * rng.normal(size=(5, 3)), 0.3 * rng.normal(size=(5, 3))
+    stack = np.asarray(jax.random.normal(key, (7, 4, 3)))
+
+    def make(W):
+        return hybrid.angular_hybrid_estimator(W, W, W[:2])
+
+    est = simulation.paired_estimates(key, X, Y, make, {"W": (4, 3)}, 7, matrices={"W": stack}, chunk=3)
+    direct = np.stack([np.diag(np.asarray(make(stack[i]).estimate(X, Y))) for i in range(7)])
+    np.testing.assert_allclose(est, direct, rtol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        simulation.paired_estimates(key, X, Y, make, {"W": (4, 3)}, 6, matrices={"W": stack})

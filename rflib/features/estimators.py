@@ -39,6 +39,11 @@ class Estimator(NamedTuple):
         """Ψ₁(X) Ψ₂(Y)ᵀ: (n, d), (k, d) → (n, k), computed as exp(ls₁ + ls₂) · (body₁ body₂ᵀ)."""
         return pair_products(self.left(X), self.right(Y))
 
+    def paired(self, X, Y) -> jax.Array:
+        """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,)."""
+        fx, fy = self.left(X), self.right(Y)
+        return jnp.exp(fx.log_scale + fy.log_scale) * jnp.sum(fx.body * fy.body, axis=1)
+
 
 def pair_products(fx: Features, fy: Features) -> jax.Array:
     """All inner products of two factored feature sets: (n, F), (k, F) → (n, k), scales added in log space."""

@@ -1,0 +1,191 @@
+"""A small word-level LSTM language model in JAX with tied input/output embeddings (HRF §4.2, App I).
+
+The HRF language-model experiment needs queries and keys of a softmax over a vocabulary: queries are the model's
+top hidden states q_t, keys the output embeddings k_c, and p(c | context) = SM(q_t, k_c) / Σ_c' SM(q_t, k_c').
+With tied embeddings and no output bias, every logit is exactly an inner product q_tᵀk_c, so the softmax is the
+softmax kernel the random features approximate.
+
+Training: truncated back-propagation through time over contiguous batches (Zaremba et al. 2014 layout), Adam
+(optax) with global-norm clipping. Everything is jitted once per shape.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from rflib import _checks
+
+
+class LSTMParams(NamedTuple):
+    """embedding: (V, h) tied input/output embeddings; layers: per layer (W: (in + h, 4h), b: (4h,))."""
+
+    embedding: jax.Array
+    layers: tuple
+
+
+def init_lstm(key, vocab_size: int, hidden: int, n_layers: int = 2, *, dtype=jnp.float32) -> LSTMParams:
+    """Uniform(±0.1) initialisation as in Zaremba et al.; forget-gate bias 1. Training runs in ``dtype``
+    (float32 by default: twice as fast on CPU, and the model needs no more)."""
+    vocab_size = _checks.positive_int("vocab_size", vocab_size)
+    hidden = _checks.positive_int("hidden", hidden)
+    n_layers = _checks.positive_int("n_layers", n_layers)
+    keys = jax.random.split(key, n_layers + 1)
+    embedding = jax.random.uniform(keys[0], (vocab_size, hidden), dtype=dtype, minval=-0.1, maxval=0.1)
+    layers = []
+    for k in keys[1:]:
+        W = jax.random.uniform(k, (2 * hidden, 4 * hidden), dtype=dtype, minval=-0.1, maxval=0.1)
+        b = jnp.zeros(4 * hidden, dtype=dtype).at[hidden : 2 * hidden].set(1.0)
+        layers.append((W, b))
+    return LSTMParams(embedding, tuple(layers))
+
+
+def zero_state(params: LSTMParams, batch: int):
+    """(h, c) per layer, each (batch, hidden)."""
+    hidden, dtype = params.embedding.shape[1], params.embedding.dtype
+    return tuple((jnp.zeros((batch, hidden), dtype), jnp.zeros((batch, hidden), dtype)) for _ in params.layers)
+
+
+def _cell(layer, carry, x):
+    W, b = layer
+    h, c = carry
+    gates = jnp.concatenate([x, h], axis=-1) @ W + b
+    i, f, g, o = jnp.split(gates, 4, axis=-1)
+    c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+    h = jax.nn.sigmoid(o) * jnp.tanh(c)
+    return h, c
+
+
+def hidden_states(params: LSTMParams, tokens, state):
+    """Top-layer outputs for a batch of sequences.  tokens (B, T) int → (B, T, h), final state."""
+
+    def step(carry, tok_t):
+        x = params.embedding[tok_t]
+        new = []
+        for layer, layer_state in zip(params.layers, carry, strict=True):
+            h, c = _cell(layer, layer_state, x)
+            new.append((h, c))
+            x = h
+        return tuple(new), x
+
+    final, outs = jax.lax.scan(step, state, jnp.swapaxes(tokens, 0, 1))
+    return jnp.swapaxes(outs, 0, 1), final
+
+
+def logits(params: LSTMParams, queries) -> jax.Array:
+    """Tied-embedding logits q ᵀ k_c for every class: (..., h) → (..., V). No bias: logit = log SM(q, k_c)."""
+    return queries @ params.embedding.T
+
+
+def _loss(params, inputs, targets, state):
+    h, final = hidden_states(params, inputs, state)
+    lp = jax.nn.log_softmax(logits(params, h), axis=-1)
+    nll = -jnp.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
+    return nll.mean(), final
+
+
+def batchify(ids, batch: int) -> np.ndarray:
+    """Token ids (N,) → (batch, N // batch): each row a contiguous stream, as in Zaremba et al."""
+    ids = np.asarray(ids)
+    batch = _checks.positive_int("batch", batch)
+    n = ids.size // batch
+    if n < 2:
+        raise ValueError(f"{ids.size} tokens are too few for {batch} streams")
+    return ids[: n * batch].reshape(batch, n)
+
+
+def train_lstm(
+    key,
+    train_ids,
+    *,
+    vocab_size: int,
+    hidden: int = 200,
+    n_layers: int = 2,
+    batch: int = 20,
+    bptt: int = 35,
+    steps: int = 1000,
+    learning_rate: float = 3e-3,
+    clip: float = 5.0,
+    dtype=jnp.float32,
+    progress=None,
+) -> tuple[LSTMParams, list[float]]:
+    """Train the LSTM LM for ``steps`` truncated-BPTT steps (wrapping around the stream).
+
+    Returns the parameters and the training loss (nats per token) of every step. ``progress``: an optional
+    callable wrapping the step range (e.g. ``tqdm``).
+    """
+    data = batchify(train_ids, batch)
+    params = init_lstm(key, vocab_size, hidden, n_layers, dtype=dtype)
+    optimizer = optax.chain(optax.clip_by_global_norm(clip), optax.adam(learning_rate))
+    opt_state = optimizer.init(params)
+
+    @jax.jit
+    def update(params, opt_state, inputs, targets, state):
+        (loss, final), grads = jax.value_and_grad(_loss, has_aux=True)(params, inputs, targets, state)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss, jax.lax.stop_gradient(final)
+
+    state = zero_state(params, batch)
+    losses, pos = [], 0
+    step_range = range(steps) if progress is None else progress(range(steps))
+    for _ in step_range:
+        if pos + bptt + 1 > data.shape[1]:
+            pos, state = 0, zero_state(params, batch)
+        inputs = jnp.asarray(data[:, pos : pos + bptt])
+        targets = jnp.asarray(data[:, pos + 1 : pos + bptt + 1])
+        params, opt_state, loss, state = update(params, opt_state, inputs, targets, state)
+        losses.append(float(loss))
+        pos += bptt
+    return params, losses
+
+
+def evaluate(params: LSTMParams, ids, *, batch: int = 10, bptt: int = 35) -> tuple[float, np.ndarray]:
+    """Mean cross-entropy (nats per token) on a stream, and the top hidden states (queries) it produced.
+
+    Returns (loss, queries: (n_tokens, h)).
+    """
+    data = batchify(ids, batch)
+    loss_fn = jax.jit(_loss)
+    hid_fn = jax.jit(hidden_states)
+    state = zero_state(params, batch)
+    total, count, queries = 0.0, 0, []
+    for pos in range(0, data.shape[1] - 1, bptt):
+        end = min(pos + bptt, data.shape[1] - 1)
+        inputs = jnp.asarray(data[:, pos:end])
+        targets = jnp.asarray(data[:, pos + 1 : end + 1])
+        h, _ = hid_fn(params, inputs, state)
+        loss, state = loss_fn(params, inputs, targets, state)
+        total += float(loss) * inputs.size
+        count += inputs.size
+        queries.append(np.asarray(h).reshape(-1, h.shape[-1]))
+    return total / count, np.concatenate(queries)
+
+
+def distribution_metrics(p_true, p_hat) -> dict[str, jax.Array]:
+    """Distances between a true and an approximated distribution over classes, per row (HRF §4.2, Fig 3).
+
+    With cumulative distributions F, F̂ over the class index: 1-D Wasserstein W₁ = Σ_c |F(c) − F̂(c)| (unit spacing),
+    Kolmogorov–Smirnov KS = max_c |F(c) − F̂(c)|, and the fraction of negative approximate probabilities.
+    Shapes: (n, V), (n, V) → each (n,).
+    """
+    p_true = _checks.points("p_true", p_true)
+    p_hat = _checks.points("p_hat", p_hat, dim=p_true.shape[1])
+    gap = jnp.abs(jnp.cumsum(p_true, axis=1) - jnp.cumsum(p_hat, axis=1))
+    return {
+        "wasserstein": jnp.sum(gap, axis=1),
+        "ks": jnp.max(gap, axis=1),
+        "negative_fraction": jnp.mean(p_hat < 0, axis=1),
+    }
+
+
+def normalise_estimates(estimates) -> jax.Array:
+    """p̂_c = ŜM(q, k_c) / Σ_c' ŜM(q, k_c') row by row: (n, V) → (n, V). Rows that sum to 0 raise."""
+    estimates = jnp.asarray(estimates)
+    totals = jnp.sum(estimates, axis=1, keepdims=True)
+    if bool(jnp.any(totals == 0)):
+        raise ValueError("a row of estimates sums to 0: the approximate distribution is undefined")
+    return estimates / totals

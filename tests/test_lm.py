@@ -1,0 +1,55 @@
+"""The small LSTM language model (tied embeddings) and the distribution metrics of HRF Fig 3 / Table 4."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from rflib import lm
+
+
+def test_tied_logits_are_inner_products_with_the_embeddings(key):
+    params = lm.init_lstm(key, 50, 8, n_layers=2)
+    h, state = lm.hidden_states(params, jnp.zeros((3, 5), dtype=jnp.int32), lm.zero_state(params, 3))
+    assert h.shape == (3, 5, 8) and len(state) == 2
+    np.testing.assert_allclose(lm.logits(params, h), jnp.einsum("bth,vh->btv", h, params.embedding), rtol=1e-12)
+
+
+def test_training_learns_a_deterministic_sequence_and_is_reproducible(key):
+    ids = np.tile(np.arange(12), 400)  # a cyclic corpus: perfectly predictable after one token
+    params, losses = lm.train_lstm(
+        key, ids, vocab_size=12, hidden=16, n_layers=1, batch=4, bptt=10, steps=150, learning_rate=1e-2
+    )
+    assert losses[0] > 2.0 and np.mean(losses[-10:]) < 0.2
+    loss, queries = lm.evaluate(params, ids[:400], batch=2, bptt=10)
+    assert loss < 0.2 and queries.shape[1] == 16
+    _, losses_again = lm.train_lstm(
+        key, ids, vocab_size=12, hidden=16, n_layers=1, batch=4, bptt=10, steps=5, learning_rate=1e-2
+    )
+    np.testing.assert_array_equal(losses_again, losses[:5])
+
+
+def test_distribution_metrics_on_a_worked_example():
+    p = jnp.array([[0.5, 0.5, 0.0]])
+    q = jnp.array([[0.0, 0.5, 0.5]])
+    out = lm.distribution_metrics(p, q)
+    assert float(out["wasserstein"][0]) == pytest.approx(1.0)  # |0.5| + |0.5| + 0
+    assert float(out["ks"][0]) == pytest.approx(0.5)
+    assert float(out["negative_fraction"][0]) == 0.0
+    same = lm.distribution_metrics(p, p)
+    assert float(same["wasserstein"][0]) == 0.0 and float(same["ks"][0]) == 0.0
+    neg = lm.distribution_metrics(p, jnp.array([[1.2, -0.4, 0.2]]))
+    assert float(neg["negative_fraction"][0]) == pytest.approx(1 / 3)
+
+
+def test_normalise_estimates_rejects_zero_rows():
+    np.testing.assert_allclose(lm.normalise_estimates(jnp.array([[1.0, 3.0]])), [[0.25, 0.75]])
+    with pytest.raises(ValueError, match="sums to 0"):
+        lm.normalise_estimates(jnp.array([[1.0, -1.0]]))
+
+
+def test_batchify_needs_enough_tokens():
+    assert lm.batchify(np.arange(10), 3).shape == (3, 3)
+    with pytest.raises(ValueError, match="too few"):
+        lm.batchify(np.arange(5), 3)
+    assert jax.numpy.asarray(lm.batchify(np.arange(10), 2))[1, 0] == 5
