@@ -65,6 +65,20 @@ def test_gaussian_hybrid_feature_maps_equal_eq_8(lambda_kind, key):
     )
 
 
+@pytest.mark.parametrize("kind", ["positive", "trig"])
+def test_gaussian_lambda_is_unbiased_for_exp_of_minus_distance(kind):
+    """Eq 20: E λ̂ = exp(−‖x + M y‖²/(2c²)), by quadrature over τ ∈ span{x, My} (one feature)."""
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    M = np.array([[1.0, 0.2, 0.0], [0.0, 0.8, -0.1], [0.3, 0.0, 1.1]])
+    c = 0.9
+    T, weights = quadrature.projection_rule(np.stack([x, M @ y]), n_points=80)
+    lam = jax.vmap(lambda t: hybrid.gaussian_lambda(t[None], c, M, kind=kind).estimate(x[None], y[None])[0, 0])(
+        jnp.asarray(T)
+    )
+    exact = np.exp(-np.sum((x + M @ y) ** 2) / (2 * c**2))
+    assert quadrature.expectation(np.asarray(lam), weights) == pytest.approx(exact, rel=1e-11)
+
+
 def test_generic_p_equals_2_hybrid_with_mixed_block_counts_equals_eq_8(key):
     """p = 2: three bases with t = 2, 1, 2 blocks (trig, positive, CE real form) and λs with l = 1 and 2 blocks."""
     keys = jax.random.split(key, 6)
@@ -303,3 +317,18 @@ def test_cost_accounting_matches_the_real_feature_dimension(key):
     # O(nd + md + mn) versus O(mnd): the hybrid needs far fewer multiply-adds for the same dimension
     assert cost["total_flops"] == d * (2 * m + n) + 4 * m * n
     assert regular["total_flops"] / cost["total_flops"] == pytest.approx(6.0)  # 2m(n+1)d / (d(2m+n) + 4mn)
+
+
+def test_theorem_f_1_shared_projections_equal_only_for_equal_norms():
+    """HRF notes erratum 6: 'shared projections ⇒ same MSE' needs ‖x‖ = ‖y‖. With unequal norms Theorem 3.1 (II)
+    applies, and since the Gaussian λ̂ leaves [0, 1], E λ̂(1 − λ̂) < 0 near θ = π and sharing *increases* the MSE."""
+    sigma, r, n, m = 1.3, 0.5, 2, 4
+    x, y = _pair(r, r, 2.0)
+    mom = moments.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
+    equal = [float(moments.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
+    assert equal[0] == pytest.approx(equal[1], rel=1e-13)
+    x, y = _pair(0.3, 0.7, 3.0)
+    mom = moments.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, 0.5)
+    assert float(mom.cross) < 0
+    unequal = [float(moments.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
+    assert unequal[1] > unequal[0]
