@@ -62,7 +62,7 @@ from rflib.results import Recorder
 SETTINGS = {
     # n_theta × n_radius: Fig 1 grid; mc_draws: Monte Carlo draws per angle (Fig 1 check, Theorem 3.1);
     # r_max: largest radius of the Theorem 3.5 study; n_lambda: the n values studied there.
-    "quick": dict(n_theta=61, n_radius=41, mc_angles=5, mc_draws=20_000, r_points=40, r_max=10.0, n_grid=20_001),
+    "quick": dict(n_theta=61, n_radius=41, mc_angles=5, mc_draws=20_000, r_points=24, r_max=10.0, n_grid=5_001),
     "standard": dict(
         n_theta=181, n_radius=101, mc_angles=9, mc_draws=400_000, r_points=191, r_max=20.0, n_grid=200_001
     ),

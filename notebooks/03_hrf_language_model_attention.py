@@ -56,7 +56,7 @@ from rflib.results import Recorder
 
 SETTINGS = {
     # LM: hidden size, layers, batch, BPTT length, training steps; metrics: validation queries, seeds, sizes M.
-    "quick": dict(hidden=64, layers=1, batch=16, bptt=20, steps=120, n_queries=40, seeds=2, sizes=(64, 128)),
+    "quick": dict(hidden=64, layers=1, batch=16, bptt=20, steps=60, n_queries=30, seeds=2, sizes=(64,)),
     "standard": dict(
         hidden=200, layers=2, batch=20, bptt=35, steps=2000, n_queries=200, seeds=10, sizes=(64, 128, 256, 512)
     ),
@@ -391,7 +391,7 @@ display(Markdown(rec.table()))
 #   (about 1.5 epochs, ~7 minutes on 2 CPU cores), at `paper` scale 26 000 steps (~20 epochs, hours). The metrics
 #   depend on the model only through the norms and geometry of its queries and keys; the perplexity is reported
 #   above so that a reader can judge how far from converged the model is. `quick` (CI) uses a 1-layer, 64-unit LSTM
-#   trained for 120 steps.
+#   trained for 60 steps.
 # - **Queries.** 200 random validation-set outputs at `standard` (1 000 at `paper`) against all 10 000 keys, 10 seeds
 #   as in the paper.
 # - **WikiText-2 (Table 5), speech (Table 2), robotics (Fig 4) and sampled-softmax training (Fig 10)** are out of

@@ -9,7 +9,7 @@ from rflib import lm
 
 
 def test_tied_logits_are_inner_products_with_the_embeddings(key):
-    params = lm.init_lstm(key, 50, 8, n_layers=2)
+    params = lm.init_lstm(key, 50, 8, n_layers=2, dtype=jnp.float64)
     h, state = lm.hidden_states(params, jnp.zeros((3, 5), dtype=jnp.int32), lm.zero_state(params, 3))
     assert h.shape == (3, 5, 8) and len(state) == 2
     np.testing.assert_allclose(lm.logits(params, h), jnp.einsum("bth,vh->btv", h, params.embedding), rtol=1e-12)
