@@ -55,7 +55,7 @@ from IPython.display import Markdown, display
 from scipy import optimize
 from tqdm.auto import tqdm
 
-from rflib import moments, plotting, quadrature, sphere
+from rflib import moments, plotting, quadrature, simulation, sphere
 from rflib.features import complex_exp, estimators, hybrid
 from rflib.results import Recorder
 
@@ -242,22 +242,17 @@ LOG_MSE_SPHERE = {
 surfaces = {name: f(TH, RR) / np.log(10) for name, f in LOG_MSE_SPHERE.items()}
 
 
-def mc_estimates(key, x, y, kind, m, n, draws):
+MC_ESTIMATORS = {  # factory and random-matrix shapes (d = 2) for simulation.pointwise_estimates
+    "trigonometric": (estimators.trig_estimator, {"W": (M_FIG1, 2)}),
+    "FAVOR+ (antithetic positive)": (estimators.hyperbolic_estimator, {"W": (M_FIG1, 2)}),
+    "hybrid": (hybrid.angular_hybrid_estimator, {"W_pos": (M_FIG1, 2), "W_trig": (M_FIG1, 2), "T": (N_FIG1, 2)}),
+}
+
+
+def mc_estimates(key, x, y, kind, draws):
     """`draws` independent estimates of SM(x, y) by rflib's estimators (fresh projections every draw)."""
-    keys = jax.random.split(key, 3)
-    W1 = jax.random.normal(keys[0], (draws, m, x.size))
-    W2 = jax.random.normal(keys[1], (draws, m, x.size))
-    T = jax.random.normal(keys[2], (draws, n, x.size))
-    builders = {
-        "trigonometric": lambda a, b, t: estimators.trig_estimator(b),
-        "FAVOR+ (antithetic positive)": lambda a, b, t: estimators.hyperbolic_estimator(a),
-        "hybrid": lambda a, b, t: hybrid.angular_hybrid_estimator(a, b, t),
-    }
-
-    def one(a, b, t):
-        return builders[kind](a, b, t).estimate(x[None], y[None])[0, 0]
-
-    return np.asarray(jax.jit(jax.vmap(one))(W1, W2, T))
+    make, shapes = MC_ESTIMATORS[kind]
+    return simulation.pointwise_estimates(key, x, y, make, shapes, draws)
 
 
 r_mc = 0.5
@@ -267,7 +262,7 @@ for i, theta in enumerate(tqdm(theta_mc, desc="Fig 1 Monte Carlo angles")):
     x, y = pair(r_mc, r_mc, theta)
     for j, name in enumerate(surfaces):
         kind = "hybrid" if name.startswith("angular") else name
-        est = mc_estimates(jax.random.fold_in(root_key, 1000 + 10 * i + j), x, y, kind, M_FIG1, N_FIG1, S["mc_draws"])
+        est = mc_estimates(jax.random.fold_in(root_key, 1000 + 10 * i + j), x, y, kind, S["mc_draws"])
         sq = (est - np.exp(x @ y)) ** 2
         mc_rows[name].append((sq.mean(), sq.std() / np.sqrt(sq.size)))
 closed_mc = {name: np.exp(f(theta_mc, r_mc)) for name, f in LOG_MSE_SPHERE.items()}
@@ -362,8 +357,6 @@ for r in (0.5, 1.0):
                 x,
                 y,
                 "hybrid",
-                M_FIG1,
-                N_FIG1,
                 S["mc_draws"],
             )
             sq = (est - np.exp(x @ y)) ** 2
@@ -402,16 +395,17 @@ rec.record(
 # %%
 x, y = pair(0.2, 1.2, 2.5)
 variant_rows, variant_ok = [], []
+
+
+def shared_hybrid(W_pos, T):
+    """Variant II: the same projections in both bases."""
+    return hybrid.angular_hybrid_estimator(W_pos, W_pos, T)
+
+
 for shared in (False, True):
-    keys = jax.random.split(jax.random.fold_in(root_key, 3000 + shared), 3)
-    W1 = jax.random.normal(keys[0], (S["mc_draws"], 4, 2))
-    W2 = W1 if shared else jax.random.normal(keys[1], (S["mc_draws"], 4, 2))
-    T = jax.random.normal(keys[2], (S["mc_draws"], 2, 2))
-    est = np.asarray(
-        jax.jit(jax.vmap(lambda a, b, t: hybrid.angular_hybrid_estimator(a, b, t).estimate(x[None], y[None])[0, 0]))(
-            W1, W2, T
-        )
-    )
+    shapes = {"W_pos": (4, 2), "T": (2, 2)} | ({} if shared else {"W_trig": (4, 2)})
+    make = shared_hybrid if shared else hybrid.angular_hybrid_estimator
+    est = simulation.pointwise_estimates(jax.random.fold_in(root_key, 3000 + shared), x, y, make, shapes, S["mc_draws"])
     sq = (est - np.exp(x @ y)) ** 2
     se = sq.std() / np.sqrt(sq.size)
     closed = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))

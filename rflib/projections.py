@@ -72,16 +72,7 @@ def orthogonal(key, m: int, d: int, *, dtype=None, norms: str = "chi", sign_fix:
 
 @partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
 def _orthogonal(key, m, d, dtype, norms, sign_fix):
-    n_blocks = math.ceil(m / d)
-    key_dirs, key_norms = jax.random.split(key)
-    blocks = _haar_orthogonal(key_dirs, n_blocks, d, dtype, sign_fix)
-    # Rows of Qᵀ are the columns of Q: orthonormal, and (with the sign fix) each uniform on the sphere.
-    directions = jnp.swapaxes(blocks, -1, -2).reshape(n_blocks * d, d)[:m]
-    if norms == "chi":
-        lengths = jnp.linalg.norm(jax.random.normal(key_norms, (m, d), dtype=directions.dtype), axis=1)
-    else:
-        lengths = jnp.full((m,), math.sqrt(d), dtype=directions.dtype)
-    return directions * lengths[:, None]
+    return _orthogonal_batch(key, 1, m, d, dtype, norms, sign_fix)[0]
 
 
 def orthogonal_batch(key, draws: int, m: int, d: int, *, dtype=None, norms: str = "chi") -> jax.Array:
@@ -95,14 +86,15 @@ def orthogonal_batch(key, draws: int, m: int, d: int, *, dtype=None, norms: str 
     d = _checks.positive_int("d", d)
     if norms not in ("chi", "fixed"):
         raise ValueError(f"norms must be 'chi' or 'fixed', got {norms!r}")
-    return _orthogonal_batch(key, draws, m, d, dtype, norms)
+    return _orthogonal_batch(key, draws, m, d, dtype, norms, True)
 
 
-@partial(jax.jit, static_argnums=(1, 2, 3, 4, 5))
-def _orthogonal_batch(key, draws, m, d, dtype, norms):
+@partial(jax.jit, static_argnums=(1, 2, 3, 4, 5, 6))
+def _orthogonal_batch(key, draws, m, d, dtype, norms, sign_fix):
     n_blocks = math.ceil(m / d)
     key_dirs, key_norms = jax.random.split(key)
-    blocks = _haar_orthogonal(key_dirs, draws * n_blocks, d, dtype, True)
+    # Rows of Qᵀ are the columns of Q: orthonormal, and (with the sign fix) each uniform on the sphere.
+    blocks = _haar_orthogonal(key_dirs, draws * n_blocks, d, dtype, sign_fix)
     directions = jnp.swapaxes(blocks, -1, -2).reshape(draws, n_blocks * d, d)[:, :m]
     if norms == "chi":
         lengths = jnp.linalg.norm(jax.random.normal(key_norms, (draws, m, d), dtype=directions.dtype), axis=-1)
