@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from rflib import _checks
+from rflib.features import dense_exp
 from rflib.features.base import Features
 
 
@@ -138,16 +139,108 @@ def linear_attention(
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
-    lead = Q.shape[:-2]
     phi_q = _as_features(feature_map(Q.reshape(-1, Q.shape[-1])))
     phi_k = _as_features(feature_map(K.reshape(-1, K.shape[-1])))
+    return _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
+
+
+def _attend(q_body, k_log, k_body, V, causal, chunk_size):
+    """Linear attention from query bodies (per-query scales dropped: they cancel) and key features.
+
+    q_body: (..., L, F) or flattened (B·L, F); k_log: (..., S) or (B·S,); k_body likewise; V: (..., S, d_v).
+    """
+    lead = V.shape[:-2]
     batch = math.prod(lead)
-    q_body = phi_q.body.reshape(batch, Q.shape[-2], -1)
-    k_log = phi_k.log_scale.reshape(batch, K.shape[-2])
-    k_body = phi_k.body.reshape(batch, K.shape[-2], -1)
+    q_body = q_body.reshape(batch, -1, q_body.shape[-1])
+    k_log = k_log.reshape(batch, V.shape[-2])
+    k_body = k_body.reshape(batch, V.shape[-2], -1)
     V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
     if causal:
         out = jax.vmap(partial(_linear_causal, chunk_size=chunk_size))(q_body, k_log, k_body, V_flat)
     else:
         out = jax.vmap(_linear_bidirectional)(q_body, k_log, k_body, V_flat)
     return out.reshape(lead + out.shape[-2:])
+
+
+def favor_sharp_attention(
+    Q,
+    K,
+    V,
+    W,
+    *,
+    method: str = "sderf",
+    causal: bool = False,
+    chunk_size: int = 64,
+    eps: float = dense_exp.DEFAULT_EPS,
+) -> jax.Array:
+    """FAVOR# (FAVOR#, §2.2 and §5.3): linear attention with DERF features fitted to the current queries and keys.
+
+    For every sequence (every leading index: batch, head) the closed-form optimal parameters θ* of ``method`` are
+    computed from that sequence's queries 𝒳 = Q and keys 𝒴 = K (O(Ld² + d³), no L×L matrix), gradients are stopped
+    through θ* (unbiasedness holds for any fixed θ, and eigh has NaN gradients at repeated eigenvalues), and
+    attention is φ⁽¹⁾(Q)(φ⁽²⁾(K)ᵀV) / φ⁽¹⁾(Q)(φ⁽²⁾(K)ᵀ1) with the asymmetric maps f⁽¹⁾, f⁽²⁾.
+
+    Args:
+      Q, K, V: (..., L, d), (..., S, d), (..., S, d_v). Like :func:`softmax_attention` there is no implicit 1/√d:
+        scale Q and K by d^{-1/4} for the usual convention.
+      W: (M, d) random directions shared by every sequence, marginally N(0, I_d): sign-fixed orthogonal blocks with
+        χ norms (``rflib.projections.orthogonal``) as in the paper's App. B, or iid.
+      method: ``"sderf"`` (FAVOR# in the speech runs), ``"saderf"`` (FAVOR# in GLUE), ``"aderf"``, ``"gerf"``
+        (= FAVOR++), ``"positive"`` (= FAVOR+).
+      causal: query i sees keys j ≤ i. θ* is still fitted on the whole sequence, so with ``causal=True`` the
+        second moments of later keys influence earlier outputs (not their values); the paper treats only
+        bidirectional attention.
+      chunk_size, eps: as in :func:`linear_attention` and :func:`rflib.features.dense_exp.fit`.
+
+    Returns:
+      (..., L, d_v). Features are exponentiated after subtracting per-row maxima (queries) and the per-query running
+      maximum over keys, so nothing overflows in float32.
+    """
+    Q, K, V = _check_qkv(Q, K, V, causal)
+    W = _checks.projection_matrix("W", W, Q.shape[-1])
+    if method not in dense_exp.METHODS:
+        raise ValueError(f"method must be one of {dense_exp.METHODS}, got {method!r}")
+    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    return _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps)
+
+
+@partial(jax.jit, static_argnames=("method", "causal", "chunk_size", "eps"))
+def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
+    d = Q.shape[-1]
+
+    def features(q, k):
+        stats = jax.lax.stop_gradient(dense_exp._set_statistics(q, k))
+        params = jax.lax.stop_gradient(dense_exp.fit_statistics(method, stats, eps=eps))
+        phi_q = dense_exp._derf_features(params, W, q, 1)
+        phi_k = dense_exp._derf_features(params, W, k, 2)
+        return phi_q.body, phi_k.log_scale, phi_k.body
+
+    def log_features(q, k):
+        stats = jax.lax.stop_gradient(dense_exp._set_statistics(q, k))
+        params = jax.lax.stop_gradient(dense_exp.fit_statistics(method, stats, eps=eps))
+        _, q_logits = dense_exp._derf_logits(params, W, q, 1)  # per-query scales cancel
+        k_scale, k_logits = dense_exp._derf_logits(params, W, k, 2)
+        return q_logits, k_scale[:, None] + k_logits
+
+    flat_q = Q.reshape(-1, Q.shape[-2], d)
+    flat_k = K.reshape(-1, K.shape[-2], d)
+    if causal:
+        q_body, k_log, k_body = jax.vmap(features)(flat_q, flat_k)
+        return _attend(q_body, k_log, k_body, V, causal, chunk_size)
+    q_log, k_log = jax.vmap(log_features)(flat_q, flat_k)
+    out = jax.vmap(_linear_bidirectional_log)(q_log, k_log, V.reshape(q_log.shape[0], -1, V.shape[-1]))
+    return out.reshape(V.shape[:-2] + out.shape[-2:])
+
+
+def _linear_bidirectional_log(q_log, k_log, V):
+    """Positive-feature attention from full log features, stabilised per feature (exact, no underflow to 0/0).
+
+    q_log: (L, F), k_log: (S, F), V: (S, d_v). With s_m = max_j k_log_jm, the key sums Σ_j e^{k_log_jm − s_m}(v_j, 1)
+    are bounded by S, and each query weights feature m by e^{q_log_im + s_m − max_m(q_log_im + s_m)} ≤ 1, so the
+    denominator is ≥ 1: the result is finite for any finite logits, even in float32.
+    """
+    key_max = jnp.max(k_log, axis=0)
+    k = jnp.exp(k_log - key_max[None, :])
+    shifted = q_log + key_max[None, :]
+    w = jnp.exp(shifted - jnp.max(shifted, axis=1, keepdims=True))
+    return (w @ (k.T @ V)) / (w @ jnp.sum(k, axis=0))[:, None]

@@ -1,6 +1,6 @@
 """Random feature maps. One module per family; every map returns features whose inner products estimate a kernel."""
 
-from rflib.features import cluster, complex_exp, estimators, hybrid
+from rflib.features import cluster, complex_exp, dense_exp, estimators, hybrid
 from rflib.features.base import Features
 from rflib.features.classic import (
     gaussian_kernel_features,
@@ -16,6 +16,7 @@ __all__ = [
     "Features",
     "cluster",
     "complex_exp",
+    "dense_exp",
     "estimators",
     "hybrid",
     "gaussian_kernel_features",

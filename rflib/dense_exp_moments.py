@@ -1,0 +1,165 @@
+"""Closed-form moments, per-pair log relative variances and objectives of DERF estimators (FAVOR#, Theorem 4.1).
+
+Notation of ``rflib.features.dense_exp``: θ = (A, B⁽¹⁾, B⁽²⁾, C⁽¹⁾, C⁽²⁾, D), v = B⁽¹⁾x + B⁽²⁾y, K = exp(xᵀy).
+
+- k-th moment (needs I − 4kA ≻ 0):
+  log E[(f⁽¹⁾f⁽²⁾)ᵏ] = 2k log D − ½ log det(I − 4kA) + k(xᵀC⁽¹⁾x + yᵀC⁽²⁾y) + (k²/2) vᵀ(I − 4kA)⁻¹v.
+  k = 1 is the unbiasedness identity, k = 2 is eq 15.
+- For a *valid* θ the C terms cancel in the log relative second moment, leaving a sum of non-negative terms:
+  Δ := log E[(f⁽¹⁾f⁽²⁾)²] − 2xᵀy = log det(I − 4A) − ½ log det(I − 8A) + vᵀ(2(I − 8A)⁻¹ − (I − 4A)⁻¹)v ≥ 0,
+  so log(Var/K²) = log expm1(Δ) is computed without cancellation (for GERF: d·ℓ(A) + ‖x + y‖²/(1 − 8A)).
+- The objective (eq 14) is L̄(θ) = mean over pairs of log E[(f⁽¹⁾f⁽²⁾)²] = mean Δ + 2dμ⁽³⁾, in closed form from
+  the set statistics, O(d³).
+
+All variances are for one random feature (M = 1); with M iid features divide Var by M (subtract log M).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from rflib import _checks
+from rflib.features.dense_exp import DERF, SetStatistics, a_star, ell
+
+_PAIR_CHUNK = 128
+
+
+def log_expm1(t):
+    """log(e^t − 1) for t > 0, accurate for tiny t and without overflow for large t (elementwise)."""
+    t = jnp.asarray(t)
+    return jnp.where(t > 30.0, t + jnp.log1p(-jnp.exp(-jnp.minimum(t, 700.0))), jnp.log(jnp.expm1(t)))
+
+
+def _eig_A(A):
+    a, Q = jnp.linalg.eigh(0.5 * (A + A.T))
+    return a, Q
+
+
+def log_moment(params: DERF, x, y, k: int = 1) -> jax.Array:
+    """log E_ω[(f⁽¹⁾(ω, x) f⁽²⁾(ω, y))ᵏ] for ω ~ N(0, I_d); +inf where the moment diverges (A has an eigenvalue
+    ≥ 1/(4k)). Holds for *any* θ (valid or not), which is how the printed formulas are shown to fail.
+
+    Shapes: x, y: (..., d) broadcastable → (...).
+    """
+    k = _checks.positive_int("k", k)
+    x = _checks.vectors("x", x, params.dim)
+    y = _checks.vectors("y", y, params.dim)
+    a, Q = _eig_A(params.A)
+    ok = jnp.all(1.0 - 4.0 * k * a > 0)
+    one_minus = jnp.where(ok, 1.0 - 4.0 * k * a, 1.0)
+    v = (x @ params.B1.T + y @ params.B2.T) @ Q
+    quad = jnp.sum(v**2 / one_minus, axis=-1)
+    c = jnp.einsum("...d,de,...e->...", x, params.C1, x) + jnp.einsum("...d,de,...e->...", y, params.C2, y)
+    value = 2 * k * params.log_D - 0.5 * jnp.sum(jnp.log(one_minus)) + k * c + 0.5 * k**2 * quad
+    return jnp.where(ok, value, jnp.inf)
+
+
+def _delta_weights(params: DERF):
+    """(offset, R): Δ = offset + ‖R(B⁽¹⁾x + B⁽²⁾y)‖², with R = diag(2/(1−8a) − 1/(1−4a))^{1/2} Qᵀ for A = Q diag(a) Qᵀ."""
+    a, Q = _eig_A(params.A)
+    offset = jnp.sum(ell(a))
+    weight = 2.0 / (1.0 - 8.0 * a) - 1.0 / (1.0 - 4.0 * a)
+    return offset, jnp.sqrt(weight)[:, None] * Q.T
+
+
+def _check_valid_A(params: DERF):
+    if _checks._is_concrete(params.A):
+        with jax.ensure_compile_time_eval():
+            top = float(jnp.max(jnp.linalg.eigvalsh(0.5 * (params.A + params.A.T))))
+        if not top < 0.125:
+            raise ValueError(f"8A ≺ I is violated (largest eigenvalue of A is {top:.6g}): the variance is infinite")
+
+
+@partial(jax.jit, static_argnames="chunk")
+def _pairwise_sq_norms(a, b, chunk=_PAIR_CHUNK):
+    """‖a_i + b_j‖² for all pairs, (n, k), summed coordinate-wise in chunks of rows (no cancellation)."""
+    n = a.shape[0]
+    pad = (-n) % chunk
+    a_pad = jnp.pad(a, ((0, pad), (0, 0))).reshape(-1, chunk, a.shape[1])
+    out = jax.lax.map(lambda rows: jnp.sum((rows[:, None, :] + b[None, :, :]) ** 2, axis=-1), a_pad)
+    return out.reshape(-1, b.shape[0])[:n]
+
+
+def log_relative_second_moment(params: DERF, X, Y) -> jax.Array:
+    """Δ_ij = log(E[(f⁽¹⁾f⁽²⁾)²]/K²) ≥ 0 for every query–key pair of a *valid* DERF.  X (n, d), Y (k, d) → (n, k).
+
+    Exact pair sums (no Gram-matrix cancellation), O(nkd) time, O(nk + chunk·k·d) memory.
+    """
+    X = _checks.points("X", X, params.dim)
+    Y = _checks.points("Y", Y, params.dim)
+    _check_valid_A(params)
+    offset, R = _delta_weights(params)
+    return offset + _pairwise_sq_norms(X @ (R @ params.B1).T, Y @ (R @ params.B2).T)
+
+
+def log_relative_variance(params: DERF, X, Y) -> jax.Array:
+    """log(Var f⁽¹⁾f⁽²⁾ / K²) for every pair (M = 1), via log expm1(Δ).  X (n, d), Y (k, d) → (n, k).
+
+    This is the quantity of Figs 1–2 (the paper writes Var/K; dividing by K² instead shifts every method by the same
+    xᵀy, erratum 19). Exact estimators give −inf (Δ = 0).
+    """
+    delta = log_relative_second_moment(params, X, Y)
+    return log_expm1(delta)
+
+
+def trig_log_relative_variance(X, Y) -> jax.Array:
+    """TrigRF (eqs 5–7, sign corrected) with M = 1: log(Var/K²) = log(e^v + ½e^{−v} − 1), v = ‖x − y‖².
+
+    Depends only on ‖x − y‖. X (n, d), Y (k, d) → (n, k).
+    """
+    X = _checks.points("X", X)
+    Y = _checks.points("Y", Y, X.shape[1])
+    v = _pairwise_sq_norms(X, -Y)
+    return jnp.logaddexp(log_expm1(jnp.maximum(v, jnp.finfo(v.dtype).tiny)), jnp.log(0.5) - v)
+
+
+def shifted_log_variance(params: DERF, stats: SetStatistics) -> jax.Array:
+    """L̄(θ) (eq 14): mean over all pairs of log E[(f⁽¹⁾f⁽²⁾)²] = log(Var + K²), from the statistics in O(d³).
+
+    L̄ = log det(I − 4A) − ½ log det(I − 8A) + tr(G₁M⁽¹⁾) + tr(G₂M⁽²⁾) + 2μ⁽⁴⁾ᵀB⁽¹⁾ᵀR ᵀRB⁽²⁾μ⁽⁵⁾ + 2μ⁽⁴⁾ᵀμ⁽⁵⁾,
+    Gₖ = B⁽ᵏ⁾ᵀRᵀRB⁽ᵏ⁾ (valid θ only). The lower bound is 2dμ⁽³⁾ = mean log K² (Jensen; erratum 6).
+    """
+    _check_valid_A(params)
+    offset, R = _delta_weights(params)
+    R1, R2 = R @ params.B1, R @ params.B2
+    quad = (
+        jnp.sum((R1 @ stats.second_x) * R1)
+        + jnp.sum((R2 @ stats.second_y) * R2)
+        + 2.0 * (R1 @ stats.mean_x) @ (R2 @ stats.mean_y)
+    )
+    return offset + quad + 2.0 * stats.cross
+
+
+def gerf_objective(a, stats: SetStatistics) -> jax.Array:
+    """L̄ of GERF with scalar A = a (§3.1): d·ℓ(a) + ((2 − 8a)/(1 − 8a))·S − m_x − m_y."""
+    d = stats.mean_x.shape[0]
+    m_x, m_y = jnp.trace(stats.second_x), jnp.trace(stats.second_y)
+    return d * ell(a) + (2.0 - 8.0 * a) / (1.0 - 8.0 * a) * stats.S - m_x - m_y
+
+
+def aderf_optimal_value(stats: SetStatistics, *, printed: bool = False) -> jax.Array:
+    """Optimal L̄ over ADERF (Theorem 4.2), eq 38: d·[ℓ(A) + 2(1 − 8A)⁻¹(d⁻¹ tr Σ + μ⁽³⁾) + 2μ⁽³⁾].
+
+    ``printed=True`` gives eq 16 as printed, whose last two terms lack the factor d (erratum 10); it is wrong
+    whenever μ⁽³⁾ or tr Σ is nonzero. Σ are the singular values of M⁽¹⁾^{1/2}M⁽²⁾^{1/2} (no ridge here).
+    """
+    d = stats.mean_x.shape[0]
+    lam1, Q1 = jnp.linalg.eigh(stats.second_x)
+    lam2, Q2 = jnp.linalg.eigh(stats.second_y)
+    lam1, lam2 = jnp.maximum(lam1, 0.0), jnp.maximum(lam2, 0.0)
+    tr_sigma = jnp.sum(jnp.linalg.svd((jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2), compute_uv=False))
+    mu3 = stats.cross / d
+    a = a_star(jnp.maximum(2.0 * tr_sigma / d + 2.0 * mu3, 0.0))
+    tail = 2.0 / (1.0 - 8.0 * a) * (tr_sigma / d + mu3) + 2.0 * mu3
+    return d * ell(a) + tail if printed else d * (ell(a) + tail)
+
+
+def sderf_optimal_value(stats: SetStatistics) -> jax.Array:
+    """Optimal L̄ over SDERF (Theorem 4.3), eq 17: Σ_l[ℓ(A_ll) + (1 + (1 − 8A_ll)⁻¹)λ_l] − m_x − m_y, λ = eig N."""
+    lam = jnp.maximum(jnp.linalg.eigvalsh(stats.N), 0.0)
+    a = a_star(lam)
+    m_x, m_y = jnp.trace(stats.second_x), jnp.trace(stats.second_y)
+    return jnp.sum(ell(a) + (1.0 + 1.0 / (1.0 - 8.0 * a)) * lam) - m_x - m_y
