@@ -204,7 +204,7 @@ def favor_sharp_attention(
     return _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps)
 
 
-@partial(jax.jit, static_argnames=("method", "causal", "chunk_size", "eps"))
+@partial(jax.jit, static_argnames=("method", "causal", "chunk_size"))
 def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
     d = Q.shape[-1]
 

@@ -47,6 +47,11 @@ def log_moment(params: DERF, x, y, k: int = 1) -> jax.Array:
     k = _checks.positive_int("k", k)
     x = _checks.vectors("x", x, params.dim)
     y = _checks.vectors("y", y, params.dim)
+    return _log_moment(params, x, y, k)
+
+
+@partial(jax.jit, static_argnums=3)
+def _log_moment(params: DERF, x, y, k):
     a, Q = _eig_A(params.A)
     ok = jnp.all(1.0 - 4.0 * k * a > 0)
     one_minus = jnp.where(ok, 1.0 - 4.0 * k * a, 1.0)
@@ -58,7 +63,7 @@ def log_moment(params: DERF, x, y, k: int = 1) -> jax.Array:
 
 
 def _delta_weights(params: DERF):
-    """(offset, R): Δ = offset + ‖R(B⁽¹⁾x + B⁽²⁾y)‖², with R = diag(2/(1−8a) − 1/(1−4a))^{1/2} Qᵀ for A = Q diag(a) Qᵀ."""
+    """(offset, R) with Δ = offset + ‖R(B⁽¹⁾x + B⁽²⁾y)‖², R = diag(2/(1−8a) − 1/(1−4a))^{1/2} Qᵀ, A = Q diag(a) Qᵀ."""
     a, Q = _eig_A(params.A)
     offset = jnp.sum(ell(a))
     weight = 2.0 / (1.0 - 8.0 * a) - 1.0 / (1.0 - 4.0 * a)
@@ -91,6 +96,11 @@ def log_relative_second_moment(params: DERF, X, Y) -> jax.Array:
     X = _checks.points("X", X, params.dim)
     Y = _checks.points("Y", Y, params.dim)
     _check_valid_A(params)
+    return _log_relative_second_moment(params, X, Y)
+
+
+@jax.jit
+def _log_relative_second_moment(params: DERF, X, Y):
     offset, R = _delta_weights(params)
     return offset + _pairwise_sq_norms(X @ (R @ params.B1).T, Y @ (R @ params.B2).T)
 
@@ -117,12 +127,18 @@ def trig_log_relative_variance(X, Y) -> jax.Array:
 
 
 def shifted_log_variance(params: DERF, stats: SetStatistics) -> jax.Array:
+    """L̄(θ) (eq 14): see :func:`_shifted_log_variance`; raises if 8A ≺ I fails."""
+    _check_valid_A(params)
+    return _shifted_log_variance(params, stats)
+
+
+@jax.jit
+def _shifted_log_variance(params: DERF, stats: SetStatistics) -> jax.Array:
     """L̄(θ) (eq 14): mean over all pairs of log E[(f⁽¹⁾f⁽²⁾)²] = log(Var + K²), from the statistics in O(d³).
 
     L̄ = log det(I − 4A) − ½ log det(I − 8A) + tr(G₁M⁽¹⁾) + tr(G₂M⁽²⁾) + 2μ⁽⁴⁾ᵀB⁽¹⁾ᵀR ᵀRB⁽²⁾μ⁽⁵⁾ + 2μ⁽⁴⁾ᵀμ⁽⁵⁾,
     Gₖ = B⁽ᵏ⁾ᵀRᵀRB⁽ᵏ⁾ (valid θ only). The lower bound is 2dμ⁽³⁾ = mean log K² (Jensen; erratum 6).
     """
-    _check_valid_A(params)
     offset, R = _delta_weights(params)
     R1, R2 = R @ params.B1, R @ params.B2
     quad = (

@@ -157,7 +157,9 @@ def derf(A, B1, *, B2=None, C1=None, C2=None, D=None, rtol: float = 1e-8) -> DER
     for name, given, derived in (("C1", C1, C1_derived), ("C2", C2, C2_derived)):
         if given is not None:
             given = _concrete_matrix(name, given, d)
-            close(name, 0.5 * (given + given.T), derived, f"{name[0]}⁽{name[1]}⁾ = −½B⁽{name[1]}⁾ᵀ(I − 4A)⁻¹B⁽{name[1]}⁾")
+            close(
+                name, 0.5 * (given + given.T), derived, f"{name[0]}⁽{name[1]}⁾ = −½B⁽{name[1]}⁾ᵀ(I − 4A)⁻¹B⁽{name[1]}⁾"
+            )
     if D is not None:
         close("D", np.log(_checks.positive_float("D", float(D))), log_D, "D = det(I − 4A)^{1/4} (compared in log)")
     return DERF(*(jnp.asarray(v) for v in (A, B1, B2, C1_derived, C2_derived, log_D)))
@@ -334,6 +336,9 @@ def fit_statistics(method: str, stats: SetStatistics, *, eps: float = DEFAULT_EP
     return _fit_sderf(stats)
 
 
+_fit_jit = jax.jit(fit_statistics, static_argnames="method")
+
+
 def fit(method: str, X, Y, *, eps: float = DEFAULT_EPS) -> DERF:
     """Parameters of a DERF family that minimise the shifted log-variance (eq 14) on queries X and keys Y.
 
@@ -352,7 +357,9 @@ def fit(method: str, X, Y, *, eps: float = DEFAULT_EPS) -> DERF:
         for name, arr in (("X", X), ("Y", Y)):
             if _checks._is_concrete(arr) and not bool(jnp.any(arr != 0)):
                 raise ValueError(f"ADERF needs nonzero {name}: its optimum is not attained when a set is all zeros")
-    return fit_statistics(method, _set_statistics(X, Y), eps=eps)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return _fit_jit(method, _set_statistics(X, Y), eps=eps)
 
 
 # ---------------------------------------------------------------------------------------------------------------
