@@ -381,7 +381,7 @@ for regime in REGIMES:
             curves[regime, m][si] /= S["n_sets"]
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(12, 6.8), sharex=True)
+fig, axes = plt.subplots(2, 3, figsize=(12, 6.8))
 for ax, regime in zip(axes.ravel(), REGIMES, strict=True):
     for i, m in enumerate(METHODS_FIG):
         ax.plot(S["sigmas"], curves[regime, m], marker="o", ms=3, label=LABEL[m], ls="--" if i < 2 else "-")

