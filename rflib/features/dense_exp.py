@@ -295,10 +295,8 @@ def _aderf_transforms(st: SetStatistics, eps):
     lam2, Q2 = jnp.linalg.eigh(_ridge(st.second_y, eps))
     tiny = jnp.finfo(lam1.dtype).tiny
     lam1, lam2 = jnp.maximum(lam1, tiny), jnp.maximum(lam2, tiny)
-    Z = (jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2)[None, :]
-    # Only U and Σ of Z = UΣVᵀ are needed: eigh(ZZᵀ) = U Σ² Uᵀ. (A batched SVD under vmap hung XLA:CPU in float32.)
-    sv_sq, U = jnp.linalg.eigh(Z @ Z.T)
-    sv = jnp.maximum(jnp.sqrt(jnp.maximum(sv_sq, 0.0)), tiny)
+    U, sv, _ = jnp.linalg.svd((jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2)[None, :])
+    sv = jnp.maximum(sv, tiny)
     T1 = (jnp.sqrt(sv)[:, None] * U.T) * (1.0 / jnp.sqrt(lam1))[None, :] @ Q1.T
     T2 = ((1.0 / jnp.sqrt(sv))[:, None] * U.T) * jnp.sqrt(lam1)[None, :] @ Q1.T
     return T1, T2, sv
