@@ -61,14 +61,14 @@ from rflib.results import Recorder
 SETTINGS = {
     # pretrain_steps on n_train images; approx: M grid, draws per M, test images; finetune: M values, steps.
     "quick": dict(
-        n_train=10_000,
-        pretrain_steps=150,
-        n_test=1_000,
+        n_train=2_000,
+        pretrain_steps=60,
+        n_test=500,
         approx_M=(8, 64),
-        approx_draws=2,
-        approx_images=32,
+        approx_draws=1,
+        approx_images=16,
         finetune_M=(16,),
-        finetune_steps=20,
+        finetune_steps=5,
         eval_draws=1,
     ),
     "standard": dict(
