@@ -193,8 +193,9 @@ def favor_sharp_attention(
       chunk_size, eps: as in :func:`linear_attention` and :func:`rflib.features.dense_exp.fit`.
 
     Returns:
-      (..., L, d_v). Features are exponentiated after subtracting per-row maxima (queries) and the per-query running
-      maximum over keys, so nothing overflows in float32.
+      (..., L, d_v). Bidirectional: stabilised per feature (:func:`_linear_bidirectional_log`), finite for any finite
+      logits in float32. Causal: per-row query maxima and the per-query running maximum over keys (the chunked scan
+      of :func:`linear_attention`), finite up to logit spreads of a few hundred nats in float32.
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     W = _checks.projection_matrix("W", W, Q.shape[-1])
@@ -208,16 +209,18 @@ def favor_sharp_attention(
 def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
     d = Q.shape[-1]
 
+    def fitted(q, k):
+        stats = dense_exp._set_statistics(q, k)
+        return jax.lax.stop_gradient(dense_exp.fit_statistics(method, jax.lax.stop_gradient(stats), eps=eps))
+
     def features(q, k):
-        stats = jax.lax.stop_gradient(dense_exp._set_statistics(q, k))
-        params = jax.lax.stop_gradient(dense_exp.fit_statistics(method, stats, eps=eps))
+        params = fitted(q, k)
         phi_q = dense_exp._derf_features(params, W, q, 1)
         phi_k = dense_exp._derf_features(params, W, k, 2)
         return phi_q.body, phi_k.log_scale, phi_k.body
 
     def log_features(q, k):
-        stats = jax.lax.stop_gradient(dense_exp._set_statistics(q, k))
-        params = jax.lax.stop_gradient(dense_exp.fit_statistics(method, stats, eps=eps))
+        params = fitted(q, k)
         _, q_logits = dense_exp._derf_logits(params, W, q, 1)  # per-query scales cancel
         k_scale, k_logits = dense_exp._derf_logits(params, W, k, 2)
         return q_logits, k_scale[:, None] + k_logits
