@@ -163,8 +163,8 @@ def aderf_optimal_value(stats: SetStatistics, *, printed: bool = False) -> jax.A
     whenever μ⁽³⁾ or tr Σ is nonzero. Σ are the singular values of M⁽¹⁾^{1/2}M⁽²⁾^{1/2} (no ridge here).
     """
     d = stats.mean_x.shape[0]
-    lam1, Q1 = jnp.linalg.eigh(stats.second_x)
-    lam2, Q2 = jnp.linalg.eigh(stats.second_y)
+    # one batched eigh: see rflib.features.dense_exp._aderf_transforms
+    (lam1, lam2), (Q1, Q2) = jnp.linalg.eigh(jnp.stack([stats.second_x, stats.second_y]))
     lam1, lam2 = jnp.maximum(lam1, 0.0), jnp.maximum(lam2, 0.0)
     tr_sigma = jnp.sum(jnp.linalg.svd((jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2), compute_uv=False))
     mu3 = stats.cross / d

@@ -9,6 +9,7 @@ import pytest
 from rflib import attention
 from rflib import transformer as tf
 
+BATCH = 64
 CFG = tf.Config(image_side=8, patch=4, d_model=8, heads=2, layers=1, mlp=16, classes=3)
 
 
@@ -70,3 +71,17 @@ def test_training_is_deterministic_and_reduces_the_loss():
     np.testing.assert_array_equal(losses, again)
     assert losses[-5:].mean() < 0.7 * losses[:5].mean()
     assert tf.accuracy(trained, x, labels, CFG, "sderf", features=8, key=jax.random.key(6)) > 0.6
+
+
+@pytest.mark.timeout(120, method="thread")  # a deadlock blocks in C, where the signal method cannot interrupt
+def test_aderf_training_steps_finish():
+    """Regression: ADERF's fit once ran two independent eigh calls, which XLA:CPU ran concurrently and which
+    deadlocked inside the jitted training step of the MNIST-sized model (every runtime thread idle)."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(size=(BATCH, 28 * 28)).astype(np.float32)
+    labels = rng.integers(10, size=BATCH)
+    params = tf.init_params(jax.random.key(7), tf.MNIST)
+    _, losses = tf.train(
+        params, x, labels, kind="aderf", features=16, steps=2, batch=BATCH, key=jax.random.key(8), progress=False
+    )
+    assert np.all(np.isfinite(losses)) and losses.shape == (2,)

@@ -291,8 +291,10 @@ def _fit_saderf(st: SetStatistics, eps) -> DERF:
 
 def _aderf_transforms(st: SetStatistics, eps):
     """T₁, T₂ = T₁^{−T} and Σ of Theorem 4.2: B⁽ᵏ⁾ = √(1 − 4A)·Tₖ."""
-    lam1, Q1 = jnp.linalg.eigh(_ridge(st.second_x, eps))
-    lam2, Q2 = jnp.linalg.eigh(_ridge(st.second_y, eps))
+    # One batched eigh, not two independent ones: XLA:CPU can run two independent LAPACK custom calls concurrently,
+    # and inside jitted gradient steps that deadlocked (every runtime thread idle; jax 0.10.2, 2 cores).
+    lam, Q = jnp.linalg.eigh(jnp.stack([_ridge(st.second_x, eps), _ridge(st.second_y, eps)]))
+    (lam1, lam2), (Q1, Q2) = lam, Q
     tiny = jnp.finfo(lam1.dtype).tiny
     lam1, lam2 = jnp.maximum(lam1, tiny), jnp.maximum(lam2, tiny)
     U, sv, _ = jnp.linalg.svd((jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2)[None, :])
