@@ -85,34 +85,13 @@ print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
 # %%
 x_demo, y_demo = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.25, 0.2])
 K_demo = np.exp(x_demo @ y_demo)
-
-
-def trig_mean(printed, n_theta=16):
-    """E[f⁽¹⁾f⁽²⁾] of TrigRF: trapezoid over θ (exact for trigonometric polynomials) × Gauss–Hermite over ω̃."""
-    W, w = quadrature.projection_rule(np.stack([x_demo, y_demo]), 60)
-    total = 0.0
-    for theta in 2 * np.pi * np.arange(n_theta) / n_theta:
-        phase = np.full(len(W), theta)
-        fx = np.asarray(de.trig_phase_features(W, phase, x_demo[None]).dense())[0]
-        fy = np.asarray(de.trig_phase_features(W, phase, y_demo[None], printed=printed).dense())[0]
-        total += w @ (fx * fy) * len(W) / n_theta
-    return total
-
-
-def derf_mean(params):
-    W, w = quadrature.standard_normal_rule(3, 60)
-    f1 = np.asarray(de.query_features(params, W, x_demo[None]).dense())[0]
-    f2 = np.asarray(de.key_features(params, W, y_demo[None]).dense())[0]
-    return w @ (f1 * f2) * len(W)
-
-
 gerf = de.gerf_params(float(de.a_star(1.0)), 3)
 gerf_printed = gerf._replace(C1=-0.25 * np.eye(3), C2=-0.25 * np.eye(3))  # raw tuple: de.derf() would reject it
 rows = {
-    "TrigRF, eq 7 as printed": trig_mean(True),
-    "TrigRF, corrected (+ω̃ᵀy)": trig_mean(False),
-    "GERF, eq 11 as printed (−‖x‖²/4)": derf_mean(gerf_printed),
-    "GERF, corrected (−‖x‖²/2)": derf_mean(gerf),
+    "TrigRF, eq 7 as printed": quadrature.trig_phase_moments(x_demo, y_demo, printed=True)[0],
+    "TrigRF, corrected (+ω̃ᵀy)": quadrature.trig_phase_moments(x_demo, y_demo)[0],
+    "GERF, eq 11 as printed (−‖x‖²/4)": quadrature.derf_moments(gerf_printed, x_demo, y_demo)[0],
+    "GERF, corrected (−‖x‖²/2)": quadrature.derf_moments(gerf, x_demo, y_demo)[0],
 }
 table = "| estimator | E[f⁽¹⁾f⁽²⁾] (exact quadrature) | K = exp(xᵀy) | relative bias |\n|---|---|---|---|\n"
 table += "\n".join(f"| {k} | {v:.10f} | {K_demo:.10f} | {v / K_demo - 1:+.2e} |" for k, v in rows.items())
@@ -205,10 +184,7 @@ rec.record(
 Q_rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
 A_dense = Q_rot @ np.diag(rng.uniform(-0.3, 0.05, 3)) @ Q_rot.T
 derf_random = de.derf(A_dense, np.eye(3) + 0.3 * rng.normal(size=(3, 3)))
-W_q, w_q = quadrature.standard_normal_rule(3, 60)
-f1 = np.asarray(de.query_features(derf_random, W_q, x_demo[None]).dense())[0] * np.sqrt(len(W_q))
-f2 = np.asarray(de.key_features(derf_random, W_q, y_demo[None]).dense())[0] * np.sqrt(len(W_q))
-mean_q, second_q = w_q @ (f1 * f2), w_q @ (f1 * f2) ** 2
+mean_q, second_q = quadrature.derf_moments(derf_random, x_demo, y_demo, n_points=60)
 second_cf = float(np.exp(dm.log_moment(derf_random, x_demo, y_demo, 2)))
 print(f"E f1f2 = {mean_q:.14f}   K = {K_demo:.14f}")
 print(f"E (f1f2)² = {second_q:.14f}   eq 15 = {second_cf:.14f}")

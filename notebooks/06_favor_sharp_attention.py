@@ -76,14 +76,14 @@ SETTINGS = {
     "standard": dict(
         n_train=50_000,
         pretrain_steps=1_200,
-        n_test=10_000,
+        n_test=5_000,
         approx_M=(8, 16, 32, 64, 128, 256),
         approx_draws=5,
         approx_images=128,
         finetune_M=(8, 32),
         finetune_kinds=KINDS,
-        finetune_steps=250,
-        eval_draws=3,
+        finetune_steps=100,
+        eval_draws=2,
     ),
     "paper": dict(
         n_train=50_000,
@@ -240,9 +240,10 @@ rec.record(
     "favor_sharp_gap_vs_M",
     "The advantage of FAVOR# (SDERF) over FAVOR++ is largest with few features and shrinks as M grows",
     paper="speech Fig 4: better at m = 8, similar at m = 128",
-    ours={"relative_gap_small_M": gap_small, "relative_gap_large_M": gap_large},
-    holds="info",
-    note="relative TV gap (GERF − SDERF)/GERF; with orthogonal ω the TV error of every method falls with M",
+    ours={f"relative_gap_M{small_M}": gap_small, f"relative_gap_M{large_M}": gap_large},
+    holds="scaled" if gap_small >= gap_large else False,
+    note="relative TV gap (GERF − SDERF)/GERF on attention rows, a proxy for the paper's speech metric; the absolute "
+    "gap shrinks with M for every method, the relative one need not",
 )
 rec.record(
     "kernel_variance_on_real_attention",
@@ -278,10 +279,11 @@ glue_rows = {
 FINETUNE_KINDS = S["finetune_kinds"]
 
 
-def mean_accuracy(params, kind, M):
-    """Test accuracy averaged over independent evaluation draws of ω."""
+def accuracy_over_draws(params, kind, M):
+    """Test accuracy for independent evaluation draws of ω: (mean, standard deviation over draws)."""
     draws = [jax.random.fold_in(k_eval, e) for e in range(S["eval_draws"])]
-    return float(np.mean([tf.accuracy(params, X_test, y_test, cfg, kind, features=M, key=key) for key in draws]))
+    acc = [tf.accuracy(params, X_test, y_test, cfg, kind, features=M, key=key) for key in draws]
+    return float(np.mean(acc)), float(np.std(acc, ddof=1)) if len(acc) > 1 else float("nan")
 
 
 for M in S["finetune_M"]:
@@ -298,7 +300,11 @@ for M in S["finetune_M"]:
             key=jax.random.fold_in(k_fine, M),
             progress=False,
         )
-        glue_rows[kind, M] = {"zero_shot": mean_accuracy(base, kind, M), "fine_tuned": mean_accuracy(tuned, kind, M)}
+        (zero_shot, zero_sd), (fine_tuned, fine_sd) = (
+            accuracy_over_draws(base, kind, M),
+            accuracy_over_draws(tuned, kind, M),
+        )
+        glue_rows[kind, M] = {"zero_shot": zero_shot, "fine_tuned": fine_tuned, "draw_sd": max(zero_sd, fine_sd)}
 
 table = "| attention | M | zero-shot accuracy | after fine-tuning |\n|---|---|---|---|\n"
 table += "\n".join(
@@ -322,16 +328,23 @@ display(Markdown(table))
 # %%
 for M in S["finetune_M"]:
     acc = {k: glue_rows[k, M]["fine_tuned"] for k in FINETUNE_KINDS}
-    sharp = max(v for k, v in acc.items() if k in ("saderf", "aderf", "sderf"))
-    rec.record(
-        f"finetuned_favor_sharp_vs_favor_pp_M{M}",
-        f"Warm-started and fine-tuned, FAVOR# is at least as accurate as FAVOR++ (M = {M})",
-        paper="GLUE Table 1: FAVOR# (SADERF) best on 5/8 tasks, above FAVOR++ on 6/8",
-        ours={LABEL[k]: v for k, v in acc.items()} | {"softmax (fine-tuned)": glue_rows["softmax", None]["fine_tuned"]},
-        holds="scaled" if sharp >= acc["gerf"] else False,
-        note=f"MNIST patch Transformer instead of BERT/GLUE; {S['finetune_steps']} fine-tuning steps; "
-        f"mean over {S['eval_draws']} evaluation draws of ω; differences below ~0.3 % are within draw-to-draw noise",
-    )
+    draw_sd = max(glue_rows[k, M]["draw_sd"] for k in FINETUNE_KINDS)
+    for variant, paper_says in (
+        ("saderf", "GLUE Table 1: FAVOR# (SADERF) above FAVOR++ on 6/8 tasks"),
+        ("sderf", "not run in the paper's GLUE table (SDERF is its speech and kernel variant)"),
+    ):
+        if variant not in acc:
+            continue
+        rec.record(
+            f"finetuned_{variant}_vs_favor_pp_M{M}",
+            f"Warm-started and fine-tuned, {LABEL[variant]} is at least as accurate as FAVOR++ (M = {M})",
+            paper=paper_says,
+            ours={LABEL[k]: v for k, v in acc.items()}
+            | {"softmax (fine-tuned)": glue_rows["softmax", None]["fine_tuned"]},
+            holds="scaled" if acc[variant] >= acc["gerf"] else False,
+            note=f"MNIST patch Transformer instead of BERT/GLUE; {S['finetune_steps']} fine-tuning steps; mean over "
+            f"{S['eval_draws']} evaluation draws of ω (largest standard deviation over draws: {100 * draw_sd:.2f} %)",
+        )
     zero = {k: glue_rows[k, M]["zero_shot"] for k in FINETUNE_KINDS}
     rec.record(
         f"zero_shot_favor_plus_worst_M{M}",
@@ -351,5 +364,9 @@ display(Markdown(rec.table()))
 # * **Real token representations** are a trained Transformer's queries and keys on MNIST patches; a Penn Treebank
 #   language model would add a text domain but its training does not fit this notebook's 15-minute budget next to
 #   the rest.
+# * **Fine-tuning** (standard scale) runs 100 Adam steps per attention type and evaluates on 5 000 of the 10 000
+#   MNIST test images with 2 draws of ω: ten fine-tuning runs (5 types × 2 values of M) must fit the 15-minute
+#   budget, and ADERF's per-head eigendecompositions make its step ~3× slower than FAVOR+'s on this CPU
+#   (0.43 s vs 0.15 s at batch 128). `make paper` runs 1 500 steps, 3 values of M and 5 draws on all test images.
 # * **Quick scale** pretrains 60 steps on 2 000 images and fine-tunes 5 steps with three attention types: a smoke
 #   test only.

@@ -42,14 +42,6 @@ def random_valid_derf(d, seed=0):
     return de.derf(A, np.eye(d) + 0.3 * rng.normal(size=(d, d)))
 
 
-def quadrature_moments(params, x, y, n_points=60):
-    """E[f⁽¹⁾f⁽²⁾] and E[(f⁽¹⁾f⁽²⁾)²] by a full tensor Gauss–Hermite rule over ω ∈ ℝ^d, through the feature code."""
-    W, w = quadrature.standard_normal_rule(params.dim, n_points)
-    f1 = np.asarray(de.query_features(params, W, x[None]).dense())[0] * np.sqrt(len(W))
-    f2 = np.asarray(de.key_features(params, W, y[None]).dense())[0] * np.sqrt(len(W))
-    return w @ (f1 * f2), w @ (f1 * f2) ** 2
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Lemma A.1 and the scalar helpers
 # ---------------------------------------------------------------------------------------------------------------
@@ -90,7 +82,7 @@ def test_theorem_4_1_unbiasedness_and_variance_by_quadrature_dense_A(seed):
     params = random_valid_derf(3, seed)
     rng = np.random.default_rng(seed + 10)
     x, y = 0.5 * rng.normal(size=3), 0.5 * rng.normal(size=3)
-    mean, second = quadrature_moments(params, x, y)
+    mean, second = quadrature.derf_moments(params, x, y)
     assert mean == pytest.approx(np.exp(x @ y), rel=1e-10)
     assert second == pytest.approx(float(np.exp(dm.log_moment(params, x, y, 2))), rel=1e-10)
     # Eq 15 as printed (valid parameters): Var = D⁴ det(I−8A)^{−1/2} exp(2xᵀ(C₁ + B₁ᵀPB₁)x + 2yᵀ(C₂ + B₂ᵀPB₂)y
@@ -174,35 +166,17 @@ def test_valid_derf_passes_its_own_check():
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def trig_quadrature_mean(x, y, printed, n_theta=16, n_points=60):
-    """E over θ ~ Unif[0, 2π] (trapezoid, exact for trig polynomials) and ω̃ over span{x, y} (Gauss–Hermite)."""
-    W, w = quadrature.projection_rule(np.stack([x, y]), n_points)
-    total = 0.0
-    for theta in 2 * np.pi * np.arange(n_theta) / n_theta:
-        phases = np.full(len(W), theta)
-        fx = np.asarray(de.trig_phase_features(W, phases, x[None]).dense())[0]
-        fy = np.asarray(de.trig_phase_features(W, phases, y[None], printed=printed).dense())[0]
-        total += w @ (fx * fy) * len(W) / n_theta
-    return total
-
-
 def test_trigrf_eq7_sign_erratum():
     x, y = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.25, 0.2])
-    assert trig_quadrature_mean(x, y, printed=False) == pytest.approx(np.exp(x @ y), rel=1e-10)
-    printed = trig_quadrature_mean(x, y, printed=True)
+    assert quadrature.trig_phase_moments(x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
+    printed = quadrature.trig_phase_moments(x, y, printed=True)[0]
     assert printed == pytest.approx(np.exp(-x @ y), rel=1e-10)
     assert abs(printed / np.exp(x @ y) - 1) > 0.05
 
 
 def test_trigrf_relative_variance_closed_form_by_quadrature():
     x, y = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.25, 0.2])
-    W, w = quadrature.projection_rule(np.stack([x, y]), 60)
-    second = 0.0
-    for theta in 2 * np.pi * np.arange(16) / 16:
-        phases = np.full(len(W), theta)
-        fx = np.asarray(de.trig_phase_features(W, phases, x[None]).dense())[0] * np.sqrt(len(W))
-        fy = np.asarray(de.trig_phase_features(W, phases, y[None]).dense())[0] * np.sqrt(len(W))
-        second += w @ (fx * fy) ** 2 / 16
+    _, second = quadrature.trig_phase_moments(x, y)
     K = np.exp(x @ y)
     expected = np.log(second / K**2 - 1)
     assert float(dm.trig_log_relative_variance(x[None], y[None])[0, 0]) == pytest.approx(expected, rel=1e-10)
@@ -213,8 +187,8 @@ def test_gerf_eq11_printed_c_term_is_biased():
     a = float(de.a_star(1.0))
     good = de.gerf_params(a, 2)
     printed = good._replace(C1=-0.25 * jnp.eye(2), C2=-0.25 * jnp.eye(2))  # "C‖x‖²/2 with C = −½"
-    assert quadrature_moments(good, x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
-    biased = quadrature_moments(printed, x, y)[0]
+    assert quadrature.derf_moments(good, x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
+    biased = quadrature.derf_moments(printed, x, y)[0]
     expected_bias = np.exp(x @ y + 0.25 * (x @ x + y @ y))
     assert biased == pytest.approx(expected_bias, rel=1e-10)
     assert biased / np.exp(x @ y) - 1 > 0.1
