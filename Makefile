@@ -37,7 +37,7 @@ paper: $(STAMP)
 ## Lint, then every test in float64, including a quick-scale papermill run of every notebook.
 test: $(STAMP)
 	$(PY) -m ruff check .
-	JAX_ENABLE_X64=1 $(PY) -m pytest
+	JAX_ENABLE_X64=1 XLA_FLAGS="$(XLA_FLAGS) --xla_backend_optimization_level=0" $(PY) -m pytest --durations=15
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
