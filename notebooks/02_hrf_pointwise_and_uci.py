@@ -59,14 +59,14 @@ SETTINGS = {
     # uci (Table 1): n_pairs pairs, uci_draws feature draws per repetition, uci_reps repetitions;
     # clustered (Fig 6 / Table 3): points per cluster, pairs evaluated per side, trials.
     "quick": dict(
-        n_angles=9,
-        s_draws=2_000,
-        n_pairs=50,
-        uci_draws=100,
+        n_angles=5,
+        s_draws=1_000,
+        n_pairs=30,
+        uci_draws=50,
         uci_reps=2,
         uci_datasets=("Wine",),
-        cluster_points=250,
-        cluster_eval=200,
+        cluster_points=150,
+        cluster_eval=100,
         cluster_trials=2,
         cluster_sets=("s₁, σ = 1", "s₃, σ = √10"),
         cluster_m=(20, 200),
@@ -652,12 +652,12 @@ display(Markdown(rec.table()))
 # ## What was scaled and why
 #
 # - **Figs 2/5** run at the paper's settings ($d = 64$, $s = 10^4$ estimates per angle; 25 angles — the paper's grid
-#   is not stated). The 2-D simulation is exact in distribution, not an approximation. `quick` uses 2 000 draws
-#   and 9 angles.
+#   is not stated). The 2-D simulation is exact in distribution, not an approximation. `quick` uses 1 000 draws
+#   and 5 angles.
 # - **Table 1** runs the paper's feature counts; the number of feature draws per pair (300 at `standard`, 2 000 at
 #   `paper`) and repetitions (10; 20 at `paper`) are our assumptions — 300 draws keep the notebook within its
 #   15-minute budget (each draw evaluates 2 × 100 × 1 024 trigonometric features per method). Boston comes from ISLP
-#   (12 of MASS's 13 predictors). `quick`: wine only, 50 pairs, 100 draws, 2 reps.
+#   (12 of MASS's 13 predictors). `quick`: wine only, 30 pairs, 50 draws, 2 reps.
 # - **Fig 6 / Table 3** use the paper's sizes (1 000 points per cluster, 20 trials, $m$ up to 200) but evaluate the
 #   MSE on a random 1 000 × 1 000 subset of the 2 000 × 2 000 pairs (mean over 10⁶ pairs; 4× cheaper). The data
 #   generator is ours, because App H.3 does not specify the sign adjustment or the normalisation.

@@ -187,9 +187,12 @@ def _loss(params, images, labels, cfg, kind, Ws):
     return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(out, labels))
 
 
-@partial(jax.jit, static_argnames=("cfg", "kind", "features", "learning_rate"))
-def _train_step(params, state, xb, yb, k, *, cfg, kind, features, learning_rate):
-    """One Adam step; jitted once per (shape, configuration), shared by every call of :func:`train`."""
+@partial(jax.jit, static_argnames=("cfg", "kind", "features"))
+def _train_step(params, state, xb, yb, k, learning_rate, *, cfg, kind, features):
+    """One Adam step; jitted once per (shape, configuration), shared by every call of :func:`train`.
+
+    The learning rate is traced, so fine-tuning at another rate reuses the compiled step.
+    """
     Ws = None if kind == "softmax" else draw_projections(k, cfg, features)
     loss, grads = jax.value_and_grad(_loss)(params, xb, yb, cfg, kind, Ws)
     updates, state = optax.adam(learning_rate).update(grads, state, params)
@@ -224,7 +227,8 @@ def train(
     if len(images) != len(labels) or len(images) < batch:
         raise ValueError(f"need as many labels as images and at least one batch, got {len(images)}, {len(labels)}")
     state = optax.adam(learning_rate).init(params)
-    step = partial(_train_step, cfg=cfg, kind=kind, features=features, learning_rate=learning_rate)
+    step = partial(_train_step, cfg=cfg, kind=kind, features=features)
+    rate = jnp.asarray(_checks.positive_float("learning_rate", learning_rate), jnp.float32)
 
     order_key, feature_key = jax.random.split(key)
     per_epoch = len(images) // batch
@@ -234,6 +238,6 @@ def train(
         if t % per_epoch == 0:
             order = np.asarray(jax.random.permutation(jax.random.fold_in(order_key, t // per_epoch), len(images)))
         idx = order[(t % per_epoch) * batch : (t % per_epoch + 1) * batch]
-        params, state, loss = step(params, state, images[idx], labels[idx], jax.random.fold_in(feature_key, t))
-        losses.append(float(loss))
-    return params, np.asarray(losses)
+        params, state, loss = step(params, state, images[idx], labels[idx], jax.random.fold_in(feature_key, t), rate)
+        losses.append(loss)
+    return params, np.asarray(jnp.stack(losses))

@@ -29,10 +29,14 @@ def test_notebook_runs_at_quick_scale(path):
 
 def test_runner_reports_the_failing_notebook_and_cell(tmp_path, capsys):
     bad = tmp_path / "99_broken.py"
-    bad.write_text(
-        (ROOT / "notebooks" / "00_random_features_primer.py").read_text().split("# %% [markdown]\n# ## 1")[0]
-        + '\n# %%\nraise RuntimeError("deliberate failure")\n'
-    )
+    header = (ROOT / "notebooks" / "00_random_features_primer.py").read_text().split("\n\n")[0]  # jupytext header
+    cells = [
+        "# %% [markdown]\n# A notebook whose last cell fails.",
+        '# %% tags=["parameters"]\nscale = "standard"\nseed = 0',
+        "# %%\nprint(scale, seed)",
+        '# %%\nraise RuntimeError("deliberate failure")',
+    ]
+    bad.write_text("\n\n".join([header, *cells]) + "\n")
     dirs = {name: tmp_path / name for name in ("executed", "figures", "results")}
     report = runner.run_notebook(bad, "quick", dirs=dirs)
     assert not report["ok"]

@@ -47,12 +47,20 @@ def test_captured_attention_inputs_reproduce_the_softmax_block():
 
 @pytest.mark.parametrize("kind", ["positive", "sderf", "saderf"])
 def test_random_feature_models_approach_softmax_with_many_features(kind):
+    """The mean logit error over six draws of ω falls by well over 3× from M = 4 to M = 4096 (the estimator's
+    standard deviation alone would fall 32×). Single draws are not compared: with these queries/keys
+    (‖q + k‖ up to ≈ 3 after scaling) FAVOR+'s error is heavy-tailed, and one draw at M = 4096 was 5× its median
+    in float64 as in float32 — a property of positive features, not of the implementation."""
     params = tf.init_params(jax.random.key(2), CFG)
     exact = np.asarray(tf.logits(params, images(), CFG))
+
+    def mean_error(M):
+        draws = [tf.logits(params, images(), CFG, kind, features=M, key=jax.random.key(s)) for s in range(3, 9)]
+        return np.mean([np.abs(np.asarray(d) - exact).mean() for d in draws])
+
     few = np.asarray(tf.logits(params, images(), CFG, kind, features=4, key=jax.random.key(3)))
-    many = np.asarray(tf.logits(params, images(), CFG, kind, features=4096, key=jax.random.key(3)))
     assert np.all(np.isfinite(few))
-    assert np.abs(many - exact).mean() < 0.8 * np.abs(few - exact).mean()
+    assert mean_error(4096) < 0.3 * mean_error(4)
     again = np.asarray(tf.logits(params, images(), CFG, kind, features=4, key=jax.random.key(3)))
     np.testing.assert_array_equal(few, again)
 
