@@ -34,21 +34,63 @@ def load_wine() -> np.ndarray:
     return np.asarray(sk_load_wine().data, dtype=np.float64)
 
 
-def load_boston() -> np.ndarray:
-    """Boston housing features as shipped by ``ISLP`` (506, 12): the 13 MASS::Boston predictors minus ``black``
-    (ISLP drops it), without the target ``medv`` (HRF Table 1).
-
-    scikit-learn removed ``load_boston`` in 1.2; ISLP's wheel ships the CSV. ISLP is installed with ``--no-deps``
-    (its dependencies include torch), see ``requirements-nodeps.txt``.
-    """
-    spec = importlib.util.find_spec("ISLP")  # locate the package without importing it (its import needs pandas)
+def _islp_csv(name: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (as strings) of ``ISLP/data/<name>.csv``, read without importing ISLP (its import needs
+    pandas). ISLP is installed with ``--no-deps`` (its dependencies include torch), see ``requirements-nodeps.txt``."""
+    spec = importlib.util.find_spec("ISLP")
     if spec is None or not spec.submodule_search_locations:
         raise _missing("ISLP", f"pip install --no-deps {ISLP_PIN}")
-    text = (Path(spec.submodule_search_locations[0]) / "data" / "Boston.csv").read_text()
-    lines = text.strip().splitlines()
-    header = [h.strip('"') for h in lines[0].split(",")]
-    values = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
+    lines = (Path(spec.submodule_search_locations[0]) / "data" / f"{name}.csv").read_text().strip().splitlines()
+    return [h.strip('"') for h in lines[0].split(",")], [line.split(",") for line in lines[1:]]
+
+
+def load_boston() -> np.ndarray:
+    """Boston housing features as shipped by ``ISLP`` (506, 12): the 13 MASS::Boston predictors minus ``black``
+    (ISLP drops it), without the target ``medv`` (HRF Table 1; KAMA-NNs Figs 1–2).
+
+    scikit-learn removed ``load_boston`` in 1.2; ISLP's wheel ships the CSV.
+    """
+    header, rows = _islp_csv("Boston")
+    values = np.array([[float(v) for v in row] for row in rows])
     return values[:, [i for i, h in enumerate(header) if h != "medv"]]
+
+
+def load_caravan() -> np.ndarray:
+    """The COIL 2000 insurance benchmark as shipped by ``ISLP`` (``Caravan.csv``): (5822, 85) features, without
+    the target ``Purchase``. Our reading of KAMA-NNs' "insurance" dataset (d ≈ 85)."""
+    header, rows = _islp_csv("Caravan")
+    keep = [i for i, h in enumerate(header) if h != "Purchase"]
+    return np.array([[float(row[i]) for i in keep] for row in rows])
+
+
+def load_diabetes() -> np.ndarray:
+    """scikit-learn's diabetes features (442, 10), standardised by scikit-learn (stand-in for KAMA-NNs' "cpu")."""
+    from sklearn.datasets import load_diabetes as sk_load_diabetes
+
+    return np.asarray(sk_load_diabetes().data, dtype=np.float64)
+
+
+def load_breast_cancer() -> np.ndarray:
+    """Wisconsin diagnostic breast cancer features (569, 30), bundled with scikit-learn (stand-in for KAMA-NNs'
+    "parkinson", which has no offline copy)."""
+    from sklearn.datasets import load_breast_cancer as sk_load_breast_cancer
+
+    return np.asarray(sk_load_breast_cancer().data, dtype=np.float64)
+
+
+def make_g50c(seed: int = 0, n: int = 550, d: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """The g50c benchmark re-synthesised (Chapelle & Zien 2005): two unit-covariance Gaussians in ℝ^d with equal
+    priors and means ±μ, ‖2μ‖ = 2Φ⁻¹(0.95), so the Bayes error is 5 %. μ points along (1, …, 1)/√d.
+
+    Returns X: (n, d) and labels y ∈ {0, 1}: (n,). Deterministic in ``seed``.
+    """
+    n = _checks.positive_int("n", n)
+    d = _checks.positive_int("d", d)
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, size=n)
+    mu = stats.norm.ppf(0.95) * np.ones(d) / np.sqrt(d)
+    X = rng.normal(size=(n, d)) + np.where(labels[:, None] == 1, mu, -mu)
+    return X, labels
 
 
 def standardize_to_sphere(X, radius: float = 1.0) -> np.ndarray:

@@ -1,0 +1,295 @@
+"""Products of Givens rotations (KAMA-NNs, Choromanski et al. AISTATS 2019 §2, §5).
+
+A Givens rotation G_{I,J}^Θ (paper §2) is the identity except for G[I,I] = G[J,J] = cos Θ, G[J,I] = sin Θ and
+G[I,J] = −sin Θ. A KAMA matrix is P = G₁ G₂ ⋯ G_k. It is never formed to be applied: :func:`apply` rotates two
+coordinates per rotation, O(k) work per vector (6 flops per rotation), vectorised over a batch of vectors.
+
+Two laws of random products:
+
+- :func:`random_product` — **the paper's law** (Kac's random walk): k independent rotations, each with a uniform pair
+  I ≠ J (I uniform, J = I + U mod d with U uniform on {1, …, d−1}) and Θ ~ Unif[0, 2π). Pairs may overlap.
+- :func:`random_layers` — **a fast variant, not the paper's law**: layers of d/2 *disjoint* pairs (a uniformly random
+  perfect matching per layer), so a whole layer is applied as one vectorised gather/scatter.
+
+Rectangular layers (§2.3): for d_out ≤ d_in, W = diag(s) · P[:d_out, :] with P of size d_in; for d_out > d_in,
+W = P[:, :d_in] · diag(s) with P of size d_out. Indices are 0-based; Θ is in radians; logs are natural.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rflib import _checks
+
+
+class GivensProduct(NamedTuple):
+    """P = G_{I₀,J₀}^{Θ₀} ⋯ G_{I_{k−1},J_{k−1}}^{Θ_{k−1}} acting on ℝ^d.  first, second: (k,) int; angles: (k,)."""
+
+    first: jax.Array
+    second: jax.Array
+    angles: jax.Array
+    d: int
+
+
+class GivensLayers(NamedTuple):
+    """Layers of disjoint rotations; layer 0 is the leftmost factor.  first, second, angles: (layers, d // 2)."""
+
+    first: jax.Array
+    second: jax.Array
+    angles: jax.Array
+    d: int
+
+
+def givens_matrix(d: int, i: int, j: int, theta, *, dtype=None) -> jax.Array:
+    """The dense d×d rotation G_{i,j}^θ of paper §2 (for tests and small illustrations).  Returns (d, d)."""
+    d = _checks.positive_int("d", d)
+    if not (0 <= i < d and 0 <= j < d and i != j):
+        raise ValueError(f"need two distinct indices in [0, {d}), got i={i}, j={j}")
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    G = jnp.eye(d, dtype=dtype or jnp.result_type(float))
+    return G.at[i, i].set(c).at[j, j].set(c).at[j, i].set(s).at[i, j].set(-s)
+
+
+def rotations_for(d: int, c: float = 5.0) -> int:
+    """k = ⌈c · d · ln d⌉ rotations (the experiments' k = 5 d log d uses c = 5; Definition 1's 𝒢_C has c = C/2)."""
+    d = _checks.positive_int("d", d)
+    if d < 2:
+        raise ValueError(f"Givens rotations need d ≥ 2, got d={d}")
+    return max(1, math.ceil(c * d * math.log(d)))
+
+
+def random_pairs(key, k: int, d: int) -> tuple[jax.Array, jax.Array]:
+    """k independent pairs, uniform over ordered pairs (I, J) with I ≠ J.  Returns (first, second): (k,) each."""
+    k_i, k_u = jax.random.split(key)
+    first = jax.random.randint(k_i, (k,), 0, d)
+    second = (first + jax.random.randint(k_u, (k,), 1, d)) % d
+    return first, second
+
+
+def random_product(key, k: int, d: int, *, dtype=None) -> GivensProduct:
+    """The paper's random KAMA product (Kac's random walk, §2): k iid rotations, uniform I ≠ J, Θ ~ Unif[0, 2π)."""
+    k = _checks.positive_int("k", k)
+    d = _checks.positive_int("d", d)
+    if d < 2:
+        raise ValueError(f"Givens rotations need d ≥ 2, got d={d}")
+    k_pairs, k_angles = jax.random.split(key)
+    first, second = random_pairs(k_pairs, k, d)
+    angles = jax.random.uniform(k_angles, (k,), dtype=dtype, maxval=2 * jnp.pi)
+    return GivensProduct(first, second, angles, d)
+
+
+def random_layers(key, n_layers: int, d: int, *, dtype=None) -> GivensLayers:
+    """Fast variant (not the paper's law): each layer pairs the coordinates by a uniform random perfect matching
+    (odd d leaves one coordinate untouched per layer) with iid angles Θ ~ Unif[0, 2π); n_layers · ⌊d/2⌋ rotations."""
+    n_layers = _checks.positive_int("n_layers", n_layers)
+    d = _checks.positive_int("d", d)
+    if d < 2:
+        raise ValueError(f"Givens rotations need d ≥ 2, got d={d}")
+    k_perm, k_angles = jax.random.split(key)
+    perms = jax.vmap(lambda kk: jax.random.permutation(kk, d))(jax.random.split(k_perm, n_layers))
+    half = d // 2
+    angles = jax.random.uniform(k_angles, (n_layers, half), dtype=dtype, maxval=2 * jnp.pi)
+    return GivensLayers(perms[:, :half], perms[:, half : 2 * half], angles, d)
+
+
+def as_product(layers: GivensLayers) -> GivensProduct:
+    """The same matrix written as a flat product (rotations within a layer commute)."""
+    return GivensProduct(layers.first.reshape(-1), layers.second.reshape(-1), layers.angles.reshape(-1), layers.d)
+
+
+def _check_batch(X, d: int) -> jax.Array:
+    X = jnp.asarray(X)
+    if X.ndim not in (1, 2) or X.shape[-1] != d:
+        raise ValueError(f"expected vectors of shape (d,) or (n, d) with d={d}, got {X.shape}")
+    return X
+
+
+def apply(product: GivensProduct, X) -> jax.Array:
+    """P x for every row x of X, rotating two coordinates per rotation (G_k first): O(k · n) work, no d×d matrix.
+
+    X: (d,) or (n, d).  Returns the same shape.
+    """
+    X = _check_batch(X, product.d)
+    rows = X.reshape(-1, product.d).T  # (d, n): each rotation updates two contiguous rows in place
+    out = _apply_rows(rows, product.first, product.second, product.angles)
+    return out.T.reshape(X.shape)
+
+
+def apply_transpose(product: GivensProduct, X) -> jax.Array:
+    """Pᵀ x for every row x of X (G₁ᵀ first).  X: (d,) or (n, d)."""
+    X = _check_batch(X, product.d)
+    rows = X.reshape(-1, product.d).T
+    rev = GivensProduct(product.first[::-1], product.second[::-1], -product.angles[::-1], product.d)
+    out = _apply_rows(rows, rev.first, rev.second, rev.angles)
+    return out.T.reshape(X.shape)
+
+
+@jax.jit
+def _apply_rows(rows, first, second, angles):
+    """rows: (d, n) ← G₀ ⋯ G_{k−1} rows, scanning from the last rotation to the first."""
+
+    def rotate(r, rotation):
+        i, j, theta = rotation
+        a, b = r[i], r[j]
+        c, s = jnp.cos(theta).astype(r.dtype), jnp.sin(theta).astype(r.dtype)
+        return r.at[i].set(c * a - s * b).at[j].set(s * a + c * b), None
+
+    out, _ = jax.lax.scan(rotate, rows, (first, second, angles), reverse=True)
+    return out
+
+
+def apply_layers(layers: GivensLayers, X) -> jax.Array:
+    """P x for the disjoint-pair variant: one vectorised gather/scatter per layer, O(d · n) per layer.
+
+    X: (d,) or (n, d).  Returns the same shape.
+    """
+    X = _check_batch(X, layers.d)
+    rows = X.reshape(-1, layers.d).T
+    return _apply_layer_rows(rows, layers.first, layers.second, layers.angles).T.reshape(X.shape)
+
+
+@jax.jit
+def _apply_layer_rows(rows, first, second, angles):
+    def rotate(r, layer):
+        i, j, theta = layer
+        a, b = r[i], r[j]
+        c, s = jnp.cos(theta)[:, None].astype(r.dtype), jnp.sin(theta)[:, None].astype(r.dtype)
+        return r.at[i].set(c * a - s * b).at[j].set(s * a + c * b), None
+
+    out, _ = jax.lax.scan(rotate, rows, (first, second, angles), reverse=True)
+    return out
+
+
+def matrix(product: GivensProduct, *, dtype=None) -> jax.Array:
+    """The dense d×d matrix P, by rotating the identity's columns (O(k · d)).  Differentiable in the angles."""
+    eye = jnp.eye(product.d, dtype=dtype or jnp.result_type(product.angles.dtype, float))
+    return _apply_rows(eye, product.first, product.second, product.angles)
+
+
+# --- rectangular (truncated) layers, §2.3 ---------------------------------------------------------------------------
+
+
+def layer_size(d_out: int, d_in: int) -> int:
+    """D = max(d_out, d_in): the size of the rotations behind a d_out × d_in KAMA layer."""
+    return max(_checks.positive_int("d_out", d_out), _checks.positive_int("d_in", d_in))
+
+
+def layer_matrix(product: GivensProduct, scales, d_out: int, d_in: int) -> jax.Array:
+    """W (d_out, d_in): diag(s) P[:d_out] if d_out ≤ d_in, else P[:, :d_in] diag(s).  scales: (min(d_out, d_in),)."""
+    D = layer_size(d_out, d_in)
+    if product.d != D:
+        raise ValueError(f"a {d_out}×{d_in} layer needs rotations of size {D}, got {product.d}")
+    scales = jnp.asarray(scales)
+    if scales.shape != (min(d_out, d_in),):
+        raise ValueError(f"need {min(d_out, d_in)} scales, got shape {scales.shape}")
+    P = matrix(product, dtype=jnp.result_type(scales.dtype, product.angles.dtype))
+    return scales[:, None] * P[:d_out] if d_out <= d_in else P[:, :d_in] * scales[None, :]
+
+
+def layer_apply(product: GivensProduct, scales, X, d_out: int, d_in: int) -> jax.Array:
+    """W x for every row of X (n, d_in) without forming W: O(k + D) per vector.  Returns (n, d_out)."""
+    D = layer_size(d_out, d_in)
+    if product.d != D:
+        raise ValueError(f"a {d_out}×{d_in} layer needs rotations of size {D}, got {product.d}")
+    X = jnp.atleast_2d(jnp.asarray(X))
+    if X.shape[-1] != d_in:
+        raise ValueError(f"expected inputs of width {d_in}, got {X.shape}")
+    if d_out <= d_in:
+        return apply(product, X)[:, :d_out] * scales
+    padded = jnp.pad(X * scales, ((0, 0), (0, D - d_in)))
+    return apply(product, padded)
+
+
+# --- cost accounting, §2 and §4 -------------------------------------------------------------------------------------
+
+
+def flops(k: int) -> int:
+    """Multiplications + additions to apply k rotations to one vector: 4 + 2 per rotation."""
+    return 6 * _checks.positive_int("k", k)
+
+
+def storage(k: int, d: int) -> int:
+    """Numbers stored for a random KAMA block (paper §2): two indices and one angle per rotation, plus d scales."""
+    return 3 * _checks.positive_int("k", k) + _checks.positive_int("d", d)
+
+
+def dense_flops(d_out: int, d_in: int) -> int:
+    """Multiply-adds of a dense matvec, counted as 2 d_out d_in flops."""
+    return 2 * d_out * d_in
+
+
+# --- Givens coordinate descent on SO(d), §5.1 (Algorithm 1, Theorem 3) ----------------------------------------------
+
+
+class DescentStep(NamedTuple):
+    """One step of Algorithm 1: the new M, the chosen pair (I < J), the angle, the decrease of F and ‖∇F(M)‖²_F."""
+
+    M: np.ndarray
+    pair: tuple[int, int]
+    angle: float
+    decrease: float
+    grad_norm_sq: float
+
+
+def rotate_columns(M, i: int, j: int, theta: float) -> np.ndarray:
+    """M · G_{j,i}^θ = M exp(θ A_{i,j}) (the geodesic of §5.1): only columns i and j change.  M: (d, d)."""
+    M = np.array(M, dtype=float, copy=True)
+    c, s = math.cos(theta), math.sin(theta)
+    a, b = M[:, i].copy(), M[:, j].copy()
+    M[:, i], M[:, j] = c * a - s * b, s * a + c * b
+    return M
+
+
+def procrustes_objective(M, T) -> float:
+    """F(M) = ‖M − T‖²_F, the objective of the Theorem 3 check."""
+    return float(np.sum((np.asarray(M) - np.asarray(T)) ** 2))
+
+
+def procrustes_descent_step(M, T) -> DescentStep:
+    """Algorithm 1 for F(M) = ‖M − T‖²_F with exact line search in closed form.
+
+    With N = Tᵀ M, α = N_II + N_JJ, β = N_JI − N_IJ: F(M G_{J,I}^Θ) = const − 2(α cos Θ + β sin Θ), so the best
+    angle is atan2(β, α), the decrease is 2(√(α² + β²) − α) and the directional derivative ∇_{I,J}F = −2β. Every
+    pair I < J is searched; the best one is taken. ‖∇F‖²_F = 2 Σ_{I<J} (∇_{I,J}F)².
+    """
+    M, T = np.asarray(M, float), np.asarray(T, float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape != T.shape:
+        raise ValueError(f"M and T must be square matrices of one shape, got {M.shape} and {T.shape}")
+    N = T.T @ M
+    i, j = np.triu_indices(M.shape[0], k=1)
+    diag = np.diag(N)
+    alpha = diag[i] + diag[j]
+    beta = N[j, i] - N[i, j]
+    gains = 2 * (np.hypot(alpha, beta) - alpha)
+    best = int(np.argmax(gains))
+    theta = float(np.arctan2(beta[best], alpha[best]))
+    pair = (int(i[best]), int(j[best]))
+    return DescentStep(
+        M=rotate_columns(M, *pair, theta),
+        pair=pair,
+        angle=theta,
+        decrease=float(gains[best]),
+        grad_norm_sq=float(2 * np.sum((2 * beta) ** 2)),
+    )
+
+
+def theorem_3_bound(grad_norm_sq: float, d: int, curvature_bound: float) -> float:
+    """Theorem 3's guaranteed decrease per step: ‖∇F(M)‖² / (2 d (d − 1) B)."""
+    return grad_norm_sq / (2 * d * (d - 1) * curvature_bound)
+
+
+# --- structured baselines -------------------------------------------------------------------------------------------
+
+
+def toeplitz_matrix(t, d_out: int, d_in: int) -> jax.Array:
+    """The d_out × d_in Toeplitz matrix W[i, j] = t[i − j + d_in − 1].  t: (d_out + d_in − 1,)."""
+    t = jnp.asarray(t)
+    if t.shape != (d_out + d_in - 1,):
+        raise ValueError(f"a {d_out}×{d_in} Toeplitz matrix needs {d_out + d_in - 1} parameters, got {t.shape}")
+    idx = np.arange(d_out)[:, None] - np.arange(d_in)[None, :] + d_in - 1
+    return t[idx]
