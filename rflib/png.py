@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -198,7 +199,7 @@ def rows(method: str, key, draws: int, m: int, d: int, *, k: int | None = None, 
     draws = _checks.positive_int("draws", draws)
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
-    dtype = dtype or jnp.result_type(float)
+    dtype = jnp.dtype(dtype or jnp.result_type(float))
     if method == "urn":
         return jax.random.normal(key, (draws, m, d), dtype=dtype)
     if method == "orn":
@@ -219,8 +220,9 @@ def rows(method: str, key, draws: int, m: int, d: int, *, k: int | None = None, 
     return directions * lengths[..., None]
 
 
+@partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def _kama_blocks(key, n: int, k: int, d: int, dtype) -> jax.Array:
-    """n independent d×d random KAMA matrices (the paper's law).  Returns (n, d, d)."""
+    """n independent d×d random KAMA matrices (the paper's law), 256 at a time.  Returns (n, d, d)."""
     keys = jax.random.split(key, n)
 
     def one(kk):
@@ -240,6 +242,15 @@ def estimates(name: str, W, x, y) -> jax.Array:
     f = activation(name)
     x, y = jnp.asarray(x), jnp.asarray(y)
     return jnp.mean(f(W @ x) * f(W @ y), axis=-1)
+
+
+def pair_estimates(name: str, W, X, Y) -> jax.Array:
+    """K̂ for many pairs (x_p, y_p) and many matrices at once.  W: (draws, m, d), X, Y: (P, d) → (draws, P)."""
+    f = activation(name)
+    W, X, Y = jnp.asarray(W), jnp.asarray(X), jnp.asarray(Y)
+    if X.shape != Y.shape or X.ndim != 2 or W.shape[-1] != X.shape[1]:
+        raise ValueError(f"need W: (draws, m, d) and X, Y: (P, d) with one d, got {W.shape}, {X.shape}, {Y.shape}")
+    return jnp.mean(f(W @ X.T) * f(W @ Y.T), axis=-2)
 
 
 def gram_estimate(name: str, W, X) -> jax.Array:
@@ -267,6 +278,16 @@ def relative_frobenius_error(K_hat, K) -> np.ndarray:
     """‖K̂ − K‖_F / ‖K‖_F (the paper's printed denominator ‖K(X̂)‖_F is a typo).  K_hat: (…, N, N)."""
     K = np.asarray(K)
     return np.linalg.norm(np.asarray(K_hat) - K, axis=(-2, -1)) / np.linalg.norm(K)
+
+
+def gram_errors(name: str, W, X, K) -> np.ndarray:
+    """‖K̂(X) − K‖_F / ‖K‖_F for every matrix in W: (draws, m, d), one draw at a time (no (draws, N, N) array).
+
+    X: (N, d); K: (N, N) the exact kernel matrix.  Returns (draws,).
+    """
+    X, K = jnp.asarray(X), jnp.asarray(K)
+    norm = jnp.linalg.norm(K)
+    return np.asarray(jax.lax.map(lambda w: jnp.linalg.norm(gram_estimate(name, w, X) - K) / norm, jnp.asarray(W)))
 
 
 def orthogonal_pair_covariance(name: str, key, x, y, n_pairs: int) -> tuple[float, float]:
