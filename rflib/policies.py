@@ -1,0 +1,124 @@
+"""Gaussian MLP policies with dense, KAMA or Toeplitz weight matrices (KAMA-NNs §6.2, Table 1).
+
+Every policy maps an observation through three matrices (obs → h → h → act) with tanh after the two hidden layers;
+the action distribution is N(mean, diag(exp(log_std))²) with a state-independent log-std, as in OpenAI baselines'
+``MlpPolicy``. The three parameterisations of each matrix W (d_out × d_in) plus a dense bias:
+
+- ``"dense"``: d_out · d_in weights;
+- ``"kama"``: K learned angles of K Givens rotations of size D = max(d_out, d_in) whose planes are drawn once and
+  frozen, plus min(d_out, d_in) learned row/column scales (§2.3, §6.2): K + min(d_out, d_in) numbers;
+- ``"toeplitz"``: W[i, j] = t[i − j + d_in − 1], d_out + d_in − 1 numbers (Choromanski et al. 2018).
+
+Parameters are a dict pytree (trainable); the frozen KAMA planes live in a separate :class:`Structure`.
+Initialisation (not specified by the paper, our choice): angles ~ U[0, 2π), scales 1 (an orthogonal start);
+dense and Toeplitz entries ~ N(0, 1/d_in); biases 0; log-std 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rflib import _checks, kama
+
+ARCHITECTURES = ("dense", "kama", "toeplitz")
+
+
+class Structure(NamedTuple):
+    """What is fixed about a policy: its architecture, layer sizes and (for KAMA) the frozen rotation planes."""
+
+    architecture: str
+    sizes: tuple[int, ...]  # (obs, h, h, act)
+    planes: tuple[tuple[np.ndarray, np.ndarray], ...] | None  # per layer (first, second) for KAMA
+
+
+def _layer_shapes(sizes) -> list[tuple[int, int]]:
+    return [(d_out, d_in) for d_in, d_out in zip(sizes[:-1], sizes[1:], strict=True)]
+
+
+def parameter_count(architecture: str, obs_dim: int, act_dim: int, hidden=(64, 64), rotations: int = 200) -> int:
+    """Trainable numbers of the policy's mean network (weights + biases, no log-std), as Table 1 counts them."""
+    _check_architecture(architecture)
+    total = 0
+    for d_out, d_in in _layer_shapes((obs_dim, *hidden, act_dim)):
+        weights = {
+            "dense": d_out * d_in,
+            "kama": rotations + min(d_out, d_in),
+            "toeplitz": d_out + d_in - 1,
+        }[architecture]
+        total += weights + d_out
+    return total
+
+
+def _check_architecture(architecture: str) -> None:
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {architecture!r}; choose one of {ARCHITECTURES}")
+
+
+def init(key, architecture: str, obs_dim: int, act_dim: int, hidden=(64, 64), rotations: int = 200):
+    """A fresh policy.  Returns (params, structure); params holds per-layer weights and biases and ``log_std``."""
+    _check_architecture(architecture)
+    obs_dim = _checks.positive_int("obs_dim", obs_dim)
+    act_dim = _checks.positive_int("act_dim", act_dim)
+    hidden = tuple(_checks.positive_int("hidden", h) for h in hidden)
+    sizes = (obs_dim, *hidden, act_dim)
+    layers, planes = [], []
+    for i, (d_out, d_in) in enumerate(_layer_shapes(sizes)):
+        k_w, k_planes = jax.random.split(jax.random.fold_in(key, i))
+        if architecture == "dense":
+            weights = {"w": jax.random.normal(k_w, (d_out, d_in)) / math.sqrt(d_in)}
+        elif architecture == "toeplitz":
+            weights = {"t": jax.random.normal(k_w, (d_out + d_in - 1,)) / math.sqrt(d_in)}
+        else:
+            rotations = _checks.positive_int("rotations", rotations)
+            product = kama.random_product(k_planes, rotations, kama.layer_size(d_out, d_in))
+            planes.append((np.asarray(product.first), np.asarray(product.second)))
+            weights = {"angles": product.angles, "scales": jnp.ones(min(d_out, d_in))}
+        layers.append(weights | {"b": jnp.zeros(d_out)})
+    params = {"layers": layers, "log_std": jnp.zeros(act_dim)}
+    return params, Structure(architecture, sizes, tuple(planes) if architecture == "kama" else None)
+
+
+def weight_matrices(params, structure: Structure) -> list[jax.Array]:
+    """The dense d_out × d_in matrix of every layer (differentiable in the trainable parameters)."""
+    out = []
+    for i, ((d_out, d_in), layer) in enumerate(zip(_layer_shapes(structure.sizes), params["layers"], strict=True)):
+        if structure.architecture == "dense":
+            out.append(layer["w"])
+        elif structure.architecture == "toeplitz":
+            out.append(kama.toeplitz_matrix(layer["t"], d_out, d_in))
+        else:
+            first, second = structure.planes[i]
+            product = kama.GivensProduct(
+                jnp.asarray(first), jnp.asarray(second), layer["angles"], kama.layer_size(d_out, d_in)
+            )
+            out.append(kama.layer_matrix(product, layer["scales"], d_out, d_in))
+    return out
+
+
+def mean_action(params, structure: Structure, obs) -> jax.Array:
+    """The policy mean for observations obs: (..., obs_dim) → (..., act_dim); tanh after hidden layers."""
+    h = jnp.asarray(obs)
+    weights = weight_matrices(params, structure)
+    for i, (W, layer) in enumerate(zip(weights, params["layers"], strict=True)):
+        h = h @ W.T + layer["b"]
+        if i < len(weights) - 1:
+            h = jnp.tanh(h)
+    return h
+
+
+def log_prob(params, structure: Structure, obs, actions) -> jax.Array:
+    """log N(actions; mean(obs), diag(exp(log_std))²): (..., act_dim) → (...)."""
+    mean = mean_action(params, structure, obs)
+    log_std = params["log_std"]
+    z = (actions - mean) * jnp.exp(-log_std)
+    return jnp.sum(-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi), axis=-1)
+
+
+def entropy(params) -> jax.Array:
+    """Entropy of the Gaussian action distribution (state-independent)."""
+    return jnp.sum(params["log_std"] + 0.5 * math.log(2 * math.pi * math.e))

@@ -1,0 +1,87 @@
+"""Dense / KAMA / Toeplitz Gaussian MLP policies (KAMA-NNs §6.2): Table 1's parameter ratios, the structured weight
+matrices, gradients through the frozen-plane KAMA layers, and the Gaussian log-density."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from rflib import policies
+
+# gymnasium v5 observation / action sizes
+TASKS = {"HalfCheetah": (17, 6), "Walker2d": (17, 6), "Hopper": (11, 3)}
+
+
+@pytest.mark.parametrize(
+    ("hidden", "rotations", "expected"),
+    [
+        ((64, 64), 200, {"HalfCheetah": (14.4, 7.2), "Walker2d": (14.4, 7.2), "Hopper": (15.8, 7.8)}),  # PPO
+        ((32, 32), 100, {"HalfCheetah": (23.2, 11.9), "Walker2d": (23.2, 11.9), "Hopper": (26.8, 13.4)}),  # TRPO
+    ],
+)
+def test_table_1_parameter_ratios(hidden, rotations, expected):
+    """The paper prints (PPO) KAMA 15 / 15 / 17 % and Toeplitz 7 / 7 / 8 %; counting weights + biases of the mean
+    network reproduces Toeplitz exactly and KAMA to about one point (notes §4.5)."""
+    for task, (obs, act) in TASKS.items():
+        dense = policies.parameter_count("dense", obs, act, hidden, rotations)
+        kama_ratio = 100 * policies.parameter_count("kama", obs, act, hidden, rotations) / dense
+        toeplitz_ratio = 100 * policies.parameter_count("toeplitz", obs, act, hidden, rotations) / dense
+        assert (round(kama_ratio, 1), round(toeplitz_ratio, 1)) == expected[task]
+
+
+@pytest.mark.parametrize("architecture", policies.ARCHITECTURES)
+def test_counted_parameters_are_the_trainable_ones(architecture):
+    params, _ = policies.init(jax.random.key(0), architecture, 11, 3, (16, 16), rotations=40)
+    n = sum(x.size for x in jax.tree.leaves(params["layers"]))
+    assert n == policies.parameter_count(architecture, 11, 3, (16, 16), rotations=40)
+
+
+def test_kama_policy_starts_orthogonal_and_toeplitz_has_constant_diagonals():
+    params, structure = policies.init(jax.random.key(1), "kama", 5, 2, (8, 8), rotations=60)
+    W_in, W_mid, W_out = (np.asarray(W) for W in policies.weight_matrices(params, structure))
+    np.testing.assert_allclose(W_in.T @ W_in, np.eye(5), atol=1e-12)  # expanding layer: orthonormal columns
+    np.testing.assert_allclose(W_mid @ W_mid.T, np.eye(8), atol=1e-12)
+    np.testing.assert_allclose(W_out @ W_out.T, np.eye(2), atol=1e-12)  # shrinking layer: orthonormal rows
+    params, structure = policies.init(jax.random.key(2), "toeplitz", 5, 2, (8, 8))
+    W = np.asarray(policies.weight_matrices(params, structure)[0])
+    for offset in range(-7, 5):
+        assert np.ptp(np.diagonal(W, offset)) == 0
+
+
+def test_gradients_reach_angles_scales_and_biases_but_planes_stay_frozen():
+    params, structure = policies.init(jax.random.key(3), "kama", 4, 2, (6, 6), rotations=30)
+    obs = jax.random.normal(jax.random.key(4), (10, 4))
+
+    def loss(p):
+        return jnp.sum(policies.mean_action(p, structure, obs) ** 2)
+
+    grads = jax.grad(loss)(params)
+    for layer in grads["layers"]:
+        assert set(layer) == {"angles", "scales", "b"}
+        assert all(float(jnp.abs(v).max()) > 0 for v in layer.values())
+    eps = 1e-6
+    bumped = jax.tree.map(lambda x: x, params)
+    bumped["layers"][1]["angles"] = params["layers"][1]["angles"].at[5].add(eps)
+    fd = (loss(bumped) - loss(params)) / eps
+    assert float(grads["layers"][1]["angles"][5]) == pytest.approx(float(fd), rel=1e-4, abs=1e-8)
+
+
+def test_log_prob_is_the_diagonal_gaussian_density():
+    params, structure = policies.init(jax.random.key(5), "dense", 3, 2, (4, 4))
+    params["log_std"] = jnp.array([-0.3, 0.4])
+    obs = np.array([[0.1, -0.2, 0.3]])
+    actions = np.array([[0.5, -1.0]])
+    mean = np.asarray(policies.mean_action(params, structure, obs))[0]
+    expected = stats.norm.logpdf(actions[0], mean, np.exp([-0.3, 0.4])).sum()
+    assert float(policies.log_prob(params, structure, obs, actions)[0]) == pytest.approx(expected, rel=1e-12)
+    assert float(policies.entropy(params)) == pytest.approx(
+        sum(stats.norm(0, math.exp(s)).entropy() for s in (-0.3, 0.4)), rel=1e-12
+    )
+
+
+def test_unknown_architecture_is_named():
+    with pytest.raises(ValueError, match="unknown architecture"):
+        policies.init(jax.random.key(0), "lowrank", 3, 1)
