@@ -36,13 +36,18 @@ def test_running_mean_std_matches_the_batch_statistics():
     assert z[0, 0] == 5.0 and abs(z[0, 2]) < 0.1
 
 
-@pytest.mark.parametrize("architecture", ["kama"])
-def test_short_ppo_run_on_inverted_pendulum_is_deterministic_and_learns(architecture):
-    config = rl.PPOConfig(steps_per_iteration=512, epochs=4, hidden=(16, 16), rotations=24)
-    run = rl.train_ppo("InvertedPendulum-v5", architecture, 512 * 6, seed=3, config=config, progress=False)
-    again = rl.train_ppo("InvertedPendulum-v5", architecture, 512 * 6, seed=3, config=config, progress=False)
+def test_ppo_is_deterministic_given_the_seed():
+    config = rl.PPOConfig(steps_per_iteration=256, epochs=2, hidden=(8, 8), rotations=12)
+    run = rl.train_ppo("InvertedPendulum-v5", "kama", 512, seed=3, config=config, progress=False)
+    again = rl.train_ppo("InvertedPendulum-v5", "kama", 512, seed=3, config=config, progress=False)
     np.testing.assert_array_equal(run["return"], again["return"])
-    returns = np.array([r for _, r in run["episodes"]])
-    assert len(returns) > 20
-    assert returns[-10:].mean() > 2 * returns[:10].mean()
-    assert run["parameters"] == (24 + 4 + 16) + (24 + 16 + 16) + (24 + 1 + 1)
+    assert run["episodes"] == again["episodes"]
+
+
+def test_ppo_with_a_kama_policy_learns_inverted_pendulum():
+    """Four PPO iterations (8 192 steps) raise the mean episode return by more than half on a real MuJoCo task
+    (seeds 0, 1, 2 gave 2.9×, 2.1×, 2.2×; a float-level change of trajectory acts like another seed)."""
+    config = rl.PPOConfig(hidden=(32, 32), rotations=50)
+    run = rl.train_ppo("InvertedPendulum-v5", "kama", 4 * 2048, seed=0, config=config, progress=False)
+    assert run["return"][-1] > 1.5 * run["return"][0]
+    assert run["parameters"] == (50 + 4 + 32) + (50 + 32 + 32) + (50 + 1 + 1)
