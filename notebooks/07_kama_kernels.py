@@ -305,6 +305,7 @@ for d in tqdm(S["dims"], desc="Theorem 1, angular"):
             sq, se, *_ = mse_and_se(png.estimates("sgn", W, x, y), law.kernel)
             ratio_sim[method, d, theta] = (sq / law.mse_iid(d), se / law.mse_iid(d))
         ratio_sim["law", d, theta] = (law.mse_orthogonal(d, d) / law.mse_iid(d), 0.0)
+        ratio_sim["slack", d, theta] = (0.5 / d**2 / law.mse_iid(d), 0.0)  # O(d⁻²) terms, in units of MSE_URN
 
 theta_fine = np.linspace(0.01, np.pi - 0.01, 200)
 fig, axes = plt.subplots(1, len(S["dims"]), figsize=(4.6 * len(S["dims"]), 3.8), sharey=True)
@@ -338,17 +339,19 @@ fig.tight_layout()
 plotting.savefig("kama_theorem1_angular", fig)
 plt.show()
 
-worst_z = max(
-    abs(ratio_sim["orn", d, t][0] - ratio_sim["law", d, t][0]) / max(ratio_sim["orn", d, t][1], 1e-12)
-    - 0.5 / d**2 / max(ratio_sim["orn", d, t][1], 1e-12)
+law_z = {
+    (d, round(float(t), 3)): (abs(ratio_sim["orn", d, t][0] - ratio_sim["law", d, t][0]) - ratio_sim["slack", d, t][0])
+    / ratio_sim["orn", d, t][1]
     for d in S["dims"]
     for t in thetas
-)
+}
+worst_z = max(law_z.values())
+print("worst (d, θ):", max(law_z, key=law_z.get), f"{worst_z:.2f} s.e. beyond the 0.5/d² slack")
 rec.record(
     "theorem1_angular_law",
     "For the angular kernel, ORN's MSE matches the first-order law 1 − (d−1)/d · 4 sin²θ/π² / (1 − K²) × MSE_URN",
     paper="Theorem 1: MSE_ORN ≤ MSE_URN − K(ε)/d (no constant)",
-    ours={"worst deviation in standard errors (after 0.5/d² slack)": worst_z},
+    ours={"worst deviation beyond a 0.5/d² slack, in standard errors": worst_z},
     holds=worst_z < 4,
     note="axis-aligned x, y; the constant the theorem leaves open is 4 sin²θ/π² (d−1)/d² here",
 )
@@ -578,6 +581,8 @@ for ax, name in zip(axes[0], FIG1_SETS, strict=True):
         ylabel="mean pointwise MSE",
         title=f"{name}: d = {FIG1_SETS[name].shape[1]}, {S['pairs']} pairs",
     )
+    ax.set_xticks(S["blocks"], [str(b) for b in S["blocks"]], minor=False)
+    ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.legend(fontsize=8)
 fig.suptitle(
     f"Fig 1 ({scale} scale): angular kernel, {S['fig1_draws']:,} draws per point, ±2 s.e.; * = offline stand-in",
@@ -658,6 +663,8 @@ for ax, name in zip(axes.flat, sets, strict=False):
         ylabel="‖K − K̂‖_F / ‖K‖_F",
         title=f"{name}: N = {n}, d = {d}",
     )
+    ax.set_xticks(S["blocks"], [str(b) for b in S["blocks"]], minor=False)
+    ax.xaxis.set_minor_locator(plt.NullLocator())
 for ax in list(axes.flat)[len(sets) :]:
     ax.axis("off")
 axes.flat[0].legend(fontsize=8)
@@ -689,6 +696,19 @@ rec.record(
     holds="scaled" if all(v < 1 for v in fig2_ratio.values()) else False,
     note=f"mean over b of ε / ε_URN; {S['fig2_draws']} draws instead of 1 000; stand-ins marked *",
 )
+common = [name for name in FIG1_SETS if name in sets]
+if common:
+    pointwise = float(np.mean([fig1_ratio[f"{n}, kama"] for n in common]))
+    matrix_sq = float(np.mean([fig2_ratio[f"{n}, kama"] ** 2 for n in common]))
+    rec.record(
+        "matrix_gain_larger_than_pointwise",
+        "KAMA's gain over URN is larger for kernel matrices than pointwise",
+        paper="§6.1: gains 'moderate' pointwise (Fig 1), 'more substantial' for kernel matrices (Fig 2)",
+        ours={"pointwise MSE ratio": pointwise, "squared Frobenius-error ratio": matrix_sq, "datasets": common},
+        holds=matrix_sq < pointwise - 0.05,
+        note="like is compared with like: ε² is a sum of squared pointwise errors, so (ε_KAMA/ε_URN)² is the "
+        "matrix analogue of the MSE ratio; Fig 2 plots ε, not ε², which makes the same gain look smaller, not larger",
+    )
 rec.record(
     "fig2_kama_equals_orn",
     "KAMA's kernel-matrix error is within 5 % of ORN's at every dataset and b",
