@@ -194,14 +194,23 @@ rec.record(
     note=f"PPO re-implemented in JAX; gymnasium v5 tasks; {', '.join(f'{e} {st:,} steps × {n} seeds' for e, (st, n) in S['tasks'].items())} "
     "instead of 10⁶ steps × 5 seeds",
 )
-kama_vs_dense = {env: float(np.mean(scores[env, "kama"]) / np.mean(scores[env, "dense"])) for env in tasks}
+# Learning progress = final score − the mean first-iteration return of all runs on the task (≈ a random policy), so
+# that tasks with negative returns (HalfCheetah early in training) compare correctly.
+start = {
+    env: float(
+        np.nanmean([runs[env, a, s]["return"][0] for a in policies.ARCHITECTURES for s in range(S["tasks"][env][1])])
+    )
+    for env in tasks
+}
+progress = {env: {a: float(np.mean(scores[env, a])) - start[env] for a in policies.ARCHITECTURES} for env in tasks}
+kama_vs_dense = {env: progress[env]["kama"] / progress[env]["dense"] for env in tasks}
 rec.record(
     "kama_approaches_dense",
-    "KAMA policies approach dense ones (final return at least 70 % of dense on most tasks)",
+    "KAMA policies approach dense ones (learning progress at least 70 % of dense on most tasks)",
     paper="Fig 3: KAMA trails dense policies somewhat (no numbers)",
-    ours=kama_vs_dense,
+    ours={env: {"progress ratio KAMA / dense": kama_vs_dense[env], **progress[env]} for env in tasks},
     holds="scaled" if sum(v >= 0.7 for v in kama_vs_dense.values()) > len(tasks) / 2 else False,
-    note="ratio of final scores; returns can be negative on some tasks early in training, where a ratio misleads",
+    note="progress = final score − mean first-iteration return on the task; > 1 means KAMA learned faster",
 )
 
 # %% [markdown]
