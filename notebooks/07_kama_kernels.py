@@ -724,7 +724,8 @@ rec.record(
 # the best plane. For $F(M) = \|M - T\|_F^2$ with a Haar target $T \in SO(d)$ the line search is closed-form
 # (`kama.procrustes_descent_step`): with $N = T^\top M$, $\alpha = N_{II} + N_{JJ}$, $\beta = N_{JI} - N_{IJ}$, the
 # best angle is $\operatorname{atan2}(\beta, \alpha)$ and $|\Phi''| \le 4 = B$. Theorem 3 promises a decrease of at
-# least $\|\nabla F\|^2 / (2d(d-1)B)$ per step; we check it at every step.
+# least $\|\nabla F\|^2 / (2d(d-1)B)$ per step; we check it at every step. (`kama.givens_descent_step` runs
+# Algorithm 1 for any $F$ with a numerical line search; the tests check it against this closed form.)
 
 # %%
 descent = {}

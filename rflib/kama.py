@@ -310,6 +310,37 @@ def procrustes_descent_step(M, T) -> DescentStep:
     )
 
 
+def givens_descent_step(objective, M, *, n_grid: int = 64) -> DescentStep:
+    """Algorithm 1 for any objective F: SO(d) → ℝ: for every plane I < J, minimise Φ(Θ) = F(M G_{J,I}^Θ) over
+    Θ ∈ [−π, π) (a grid of ``n_grid`` angles, refined by bounded Brent search around the best grid point), then
+    take the best plane. Directional derivatives ∇_{I,J}F are central differences (step 1e-6), so
+    ``grad_norm_sq`` = 2 Σ_{I<J} (∇_{I,J}F)² is approximate. Cost: d(d−1)/2 line searches per step.
+    """
+    from scipy import optimize
+
+    M = np.asarray(M, float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
+    d = M.shape[0]
+    f0 = float(objective(M))
+    grid = np.linspace(-math.pi, math.pi, n_grid, endpoint=False)
+    width = 2 * math.pi / n_grid
+    best, grad_sq, h = (f0, (0, 1), 0.0), 0.0, 1e-6
+    for i in range(d):
+        for j in range(i + 1, d):
+
+            def phi(theta, i=i, j=j):
+                return float(objective(rotate_columns(M, i, j, theta)))
+
+            grad_sq += ((phi(h) - phi(-h)) / (2 * h)) ** 2
+            start = grid[int(np.argmin([phi(t) for t in grid]))]
+            res = optimize.minimize_scalar(phi, bounds=(start - width, start + width), method="bounded")
+            if res.fun < best[0]:
+                best = (float(res.fun), (i, j), float(res.x))
+    value, pair, theta = best
+    return DescentStep(rotate_columns(M, *pair, theta), pair, theta, f0 - value, 2 * grad_sq)
+
+
 def theorem_3_bound(grad_norm_sq: float, d: int, curvature_bound: float) -> float:
     """Theorem 3's guaranteed decrease per step: ‖∇F(M)‖² / (2 d (d − 1) B)."""
     return grad_norm_sq / (2 * d * (d - 1) * curvature_bound)

@@ -211,3 +211,15 @@ def test_batched_random_matrices_equal_the_single_product_construction():
     batch = np.asarray(kama.random_matrices(key, n, k, d))
     for i, kk in enumerate(jax.random.split(key, n)):
         np.testing.assert_allclose(batch[i], np.asarray(kama.matrix(kama.random_product(kk, k, d))), atol=1e-14)
+
+
+def test_generic_descent_step_agrees_with_the_closed_form_line_search():
+    d = 4
+    T = haar_special_orthogonal(d, 11)
+    M = haar_special_orthogonal(d, 12)
+    closed = kama.procrustes_descent_step(M, T)
+    generic = kama.givens_descent_step(lambda X: kama.procrustes_objective(X, T), M)
+    assert generic.pair == closed.pair
+    assert generic.decrease == pytest.approx(closed.decrease, rel=1e-6)
+    assert generic.grad_norm_sq == pytest.approx(closed.grad_norm_sq, rel=1e-5)
+    np.testing.assert_allclose(generic.M, closed.M, atol=1e-4)
