@@ -1,0 +1,312 @@
+"""The distinguishing constructions of "Why softmax attention outperforms linear attention" (Deng, Song, Yuan, Zhou).
+
+Datasets D0/D1 and the fixed-weight networks F_exp (softmax attention) and F_lin (linear attention: raw scores
+normalised by their row sum) of the toy softmax-regression model (§3–5), self-attention with X = QKᵀ = 1_{d×d}
+(App. D, Thm 6.2) or X = I_d (App. E), and cross-attention (App. F, with the column correction of
+``../shared/notes/softmax-vs-linear-attention.md`` E8). Everything is float64 numpy; softmax subtracts the row max.
+
+Network (Defs 3.5/3.6, C.2/C.6): F = φ(Σ_{j0} Σ_l φ_τ(⟨c(j0), y_l⟩)) with Rademacher readouts y_l; F > 0 iff some
+neuron's score exceeds τ (strictly). Conventions: natural logs, s = √(log n), 0-based indices.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from rflib import _checks
+
+KINDS = ("exp", "lin")
+
+
+# --- parameter checks -----------------------------------------------------------------------------------------------
+
+
+def _check_self(n: int, d: int, b: float, c: float) -> tuple[int, int]:
+    n, d = _checks.positive_int("n", n), _checks.positive_int("d", d)
+    if d < 3:
+        raise ValueError(
+            f"self-attention data need d ≥ 3 (a spike column, d − 2 identity columns, a constant one), got {d}"
+        )
+    if n % (d - 2):
+        raise ValueError(f"n must be a multiple of d − 2 (Def D.1 stacks I_(d−2) t times), got n={n}, d={d}")
+    if not (b >= 0 and c >= 0):
+        raise ValueError(f"b and c must be non-negative, got b={b}, c={c}")
+    return n, d
+
+
+def _check_cross(n: int, d: int) -> tuple[int, int]:
+    n, d = _checks.positive_int("n", n), _checks.positive_int("d", d)
+    if d < 2:
+        raise ValueError(f"cross-attention data need d ≥ 2, got {d}")
+    if n % (d - 1):
+        raise ValueError(f"n must be a multiple of d − 1 (Def F.1 stacks I_(d−1) t times), got n={n}, d={d}")
+    return n, d
+
+
+def _check_index(name: str, j: int, n: int) -> int:
+    if not 0 <= int(j) < n:
+        raise ValueError(f"{name} must be a row index in [0, {n}), got {j}")
+    return int(j)
+
+
+# --- datasets -------------------------------------------------------------------------------------------------------
+
+
+def self_data(n: int, d: int, a: float, b: float, c: float, j3: int) -> np.ndarray:
+    """A ∈ D0 (a = a0) or D1 (a = a1) of Def D.1: (n, d).
+
+    Column 0 = a·s·e_{j3}; columns 1..d−2 = t stacked copies of I_{d−2} times b·s (row j has its 1 at column
+    1 + j mod (d − 2)); column d−1 = c·s·1_n.
+    """
+    n, d = _check_self(n, d, b, c)
+    j3 = _check_index("j3", j3, n)
+    s = math.sqrt(math.log(n))
+    A = np.zeros((n, d))
+    A[j3, 0] = a * s
+    A[np.arange(n), 1 + np.arange(n) % (d - 2)] = b * s
+    A[:, d - 1] = c * s
+    return A
+
+
+def cross_data(n: int, d: int, a: float, j2: int, j3: int) -> tuple[np.ndarray, np.ndarray]:
+    """(A1, A2) of Def F.1 with the E8 correction: A1 (queries) has a·log n·e_{j2} in column 0 and log n in columns
+    1..d−1; A2 = A3 (keys = values) has e_{j3} in column 0 and t stacked copies of I_{d−1} in columns 1..d−1."""
+    n, d = _check_cross(n, d)
+    j2, j3 = _check_index("j2", j2, n), _check_index("j3", j3, n)
+    L = math.log(n)
+    A1 = np.full((n, d), L)
+    A1[:, 0] = 0.0
+    A1[j2, 0] = a * L
+    A2 = np.zeros((n, d))
+    A2[j3, 0] = 1.0
+    A2[np.arange(n), 1 + np.arange(n) % (d - 1)] = 1.0
+    return A1, A2
+
+
+def toy_logits(rng: np.random.Generator, n: int, cls: int, *, mode: str = "uniform") -> tuple[np.ndarray, int]:
+    """u = Ax for the toy model (Def 3.8): D0 entries in [log n, 1.4 log n]; D1 adds one entry 4 log n.
+
+    ``mode="uniform"``: iid Uniform[log n, 1.4 log n] (our assumption; the paper does not say how to sample);
+    ``"adversarial"``: ⌈n^0.6⌉ entries at 1.4 log n, the rest at log n (maximises Σ f_exp²). Returns (u, j) with j
+    the spike index (−1 for D0).
+    """
+    n = _checks.positive_int("n", n)
+    if cls not in (0, 1):
+        raise ValueError(f"cls must be 0 or 1, got {cls}")
+    L = math.log(n)
+    if mode == "uniform":
+        u = rng.uniform(L, 1.4 * L, size=n)
+    elif mode == "adversarial":
+        u = np.full(n, L)
+        u[rng.permutation(n)[: math.ceil(n**0.6)]] = 1.4 * L
+    else:
+        raise ValueError(f"mode must be 'uniform' or 'adversarial', got {mode!r}")
+    j = -1
+    if cls == 1:
+        j = int(rng.integers(n))
+        u[j] = 4 * L
+    return u, j
+
+
+def qk_matrix(kind: str, d: int) -> np.ndarray:
+    """X = QKᵀ: ``"ones"`` = 1_{d×d} (App. D) or ``"identity"`` = I_d (Apps. E, F)."""
+    if kind == "ones":
+        return np.ones((d, d))
+    if kind == "identity":
+        return np.eye(d)
+    raise ValueError(f"X must be 'ones' or 'identity', got {kind!r}")
+
+
+# --- attention and networks -----------------------------------------------------------------------------------------
+
+
+def normalise(scores, kind: str, *, min_row_sum: float = 1e-12) -> np.ndarray:
+    """Attention weights from scores (…, n): softmax with the row max subtracted, or linear (scores / row sum).
+
+    Linear attention is defined only when every row sum is nonzero; a row sum below ``min_row_sum`` in magnitude
+    raises instead of returning inf/NaN.
+    """
+    S = np.asarray(scores, dtype=float)
+    if not np.all(np.isfinite(S)):
+        raise ValueError("attention scores must be finite")
+    if kind == "exp":
+        E = np.exp(S - S.max(axis=-1, keepdims=True))
+        return E / E.sum(axis=-1, keepdims=True)
+    if kind == "lin":
+        total = S.sum(axis=-1, keepdims=True)
+        if np.any(np.abs(total) < min_row_sum):
+            raise ValueError("linear attention needs nonzero row sums of the scores (a row sums to ~0)")
+        return S / total
+    raise ValueError(f"kind must be 'exp' or 'lin', got {kind!r}")
+
+
+def attention(A1, A2, A3, X, V, kind: str) -> np.ndarray:
+    """c = D⁻¹ u(A1 X A2ᵀ) A3 V (Eq. 1 / App. C), one row per query.  A1: (n, d), A2, A3: (n', d) → (n, d)."""
+    A1, A2, A3 = (np.asarray(A, float) for A in (A1, A2, A3))
+    return normalise(A1 @ np.asarray(X, float) @ A2.T, kind) @ A3 @ np.asarray(V, float)
+
+
+def scores_by_tensor_trick(A1, A2, X) -> np.ndarray:
+    """S = reshape((A1 ⊗ A2) vec(X), (n, n)) with row-major vec (Fact A.1, Claims C.3/C.5); equals A1 X A2ᵀ."""
+    A1, A2 = np.asarray(A1, float), np.asarray(A2, float)
+    return (np.kron(A1, A2) @ np.asarray(X, float).reshape(-1)).reshape(A1.shape[0], A2.shape[0])
+
+
+class Output(NamedTuple):
+    """F's value and its margin max_{j0, l} ⟨c(j0), y_l⟩ − τ (F > 0 iff margin > 0)."""
+
+    value: float
+    margin: float
+
+
+def network(c, Y, tau: float) -> Output:
+    """F = φ(Σ_{j0,l} φ_τ(⟨c(j0), y_l⟩)).  c: (n, d) attention rows (or (d,) for the toy); Y: (d, m) readouts."""
+    c = np.atleast_2d(np.asarray(c, float))
+    scores = c @ np.asarray(Y, float)
+    return Output(float(np.maximum(scores - tau, 0.0).sum()), float(scores.max() - tau))
+
+
+def rademacher(rng: np.random.Generator, d: int, m: int) -> np.ndarray:
+    """Readout matrix Y ∈ {±1}^{d×m} with iid uniform signs."""
+    return rng.choice(np.array([-1.0, 1.0]), size=(d, m))
+
+
+def self_threshold(n: int, c: float) -> float:
+    """τ = (c + 0.1)·√(log n) (Thm 6.2, App. E)."""
+    return (c + 0.1) * math.sqrt(math.log(n))
+
+
+def self_outputs(n, d, a, b, c, j3, X: str) -> dict[str, np.ndarray]:
+    """Attention rows of both kinds for one self-attention point (V = I).  Returns {"exp": (n, d), "lin": (n, d)}."""
+    A = self_data(n, d, a, b, c, j3)
+    Xm, V = qk_matrix(X, d), np.eye(d)
+    return {kind: attention(A, A, A, Xm, V, kind) for kind in KINDS}
+
+
+def cross_outputs(n, d, a, j2, j3) -> dict[str, np.ndarray]:
+    """Attention rows of both kinds for one cross-attention point (X = V = I)."""
+    A1, A2 = cross_data(n, d, a, j2, j3)
+    return {kind: attention(A1, A2, A2, np.eye(d), np.eye(d), kind) for kind in KINDS}
+
+
+# --- the success event and its exact probability (notes §2.7) -------------------------------------------------------
+
+
+def distinct_rows(c, decimals: int = 12) -> np.ndarray:
+    """The distinct rows of c (rounded to ``decimals`` for the comparison only): F's sign depends on these alone."""
+    c = np.asarray(c, float)
+    _, idx = np.unique(np.round(c, decimals), axis=0, return_index=True)
+    return c[np.sort(idx)]
+
+
+def sign_vectors(d: int) -> np.ndarray:
+    """All 2^d vectors in {±1}^d: (2^d, d).  Refuses d > 22 (use sampled sign vectors instead)."""
+    if d > 22:
+        raise ValueError(f"enumerating 2^{d} sign vectors is too large; pass sampled sign vectors instead")
+    return np.array(list(itertools.product((-1.0, 1.0), repeat=d)))
+
+
+def neuron_probabilities(good_rows, bad_rows, tau: float, sigmas) -> tuple[float, float, float]:
+    """For one readout neuron σ (uniform over the rows of ``sigmas``): p_G = P[∃ good row with ⟨row, σ⟩ > τ],
+    p_B likewise for the bad rows, p_BG = P[B ∪ G].  good/bad rows: (k, d); sigmas: (N, d)."""
+    sigmas = np.asarray(sigmas, float)
+    G = (sigmas @ np.asarray(good_rows, float).T > tau).any(axis=1)
+    B = (sigmas @ np.asarray(bad_rows, float).T > tau).any(axis=1)
+    return float(G.mean()), float(B.mean()), float((G | B).mean())
+
+
+def success_given_probabilities(p_b: float, p_bg: float, m: int) -> float:
+    """P(E_success | data) = (1 − p_B)^m − (1 − p_BG)^m for m iid neurons: no bad neuron fires and some good one
+    does (E_success = F_exp(D1) > 0 ∧ F_lin(D1) = 0 ∧ F_exp(D0) = 0 ∧ F_lin(D0) = 0, one shared readout)."""
+    return (1 - p_b) ** m - (1 - p_bg) ** m
+
+
+def success_probability(case: str, m: int, sigmas, **params) -> float:
+    """Exact P(E_success) for ``case`` ∈ {"self", "cross"}, averaged over the placements of the special rows.
+
+    self: params n, d, a0, a1, b, c, X ("ones"/"identity"), tau (default (c + 0.1)√log n); the outcome depends
+    only on whether the D1 and D0 points share the group g(j3), which happens with probability 1/(d − 2).
+    cross: params n, d, a0, a1, tau (default 0.9); only whether g(j3) agrees matters (probability 1/(d − 1)).
+    ``sigmas``: all 2^d sign vectors (exact) or a sample of them (then the result is a Monte Carlo estimate).
+    """
+    m = _checks.positive_int("m", m)
+    if case == "self":
+        n, d, b, c = params["n"], params["d"], params["b"], params["c"]
+        tau = params.get("tau", self_threshold(n, c))
+        groups = d - 2
+
+        def rows(a, j3):
+            return self_outputs(n, d, a, b, c, j3, params["X"])
+
+        # D1's special row is j3 = 0 (group 0); D0's is j3 = 0 (same group) or j3 = 1 (another group).
+        placements = ((0, 1 / groups), (1, 1 - 1 / groups)) if groups > 1 else ((0, 1.0),)
+    elif case == "cross":
+        n, d = params["n"], params["d"]
+        tau = params.get("tau", 0.9)
+        groups = d - 1
+
+        def rows(a, j3):
+            return cross_outputs(n, d, a, 0, j3)
+
+        placements = ((0, 1 / groups), (1, 1 - 1 / groups)) if groups > 1 else ((0, 1.0),)
+    else:
+        raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
+    d1 = rows(params["a1"], 0)
+    total = 0.0
+    for j3_d0, weight in placements:
+        d0 = rows(params["a0"], j3_d0)
+        good = distinct_rows(d1["exp"])
+        bad = np.concatenate([distinct_rows(d0["exp"]), distinct_rows(d1["lin"]), distinct_rows(d0["lin"])])
+        _, p_b, p_bg = neuron_probabilities(good, bad, tau, sigmas)
+        total += weight * success_given_probabilities(p_b, p_bg, m)
+    return total
+
+
+def simulate_success(case: str, m: int, trials: int, rng: np.random.Generator, **params) -> float:
+    """Brute-force Monte Carlo of E_success: every trial draws a readout Y (d × m) and the special rows of one D1
+    and one D0 point, and evaluates all four networks in full."""
+    trials = _checks.positive_int("trials", trials)
+    n, d = params["n"], params["d"]
+    hits = 0
+    for _ in range(trials):
+        Y = rademacher(rng, d, m)
+        if case == "self":
+            tau = params.get("tau", self_threshold(n, params["c"]))
+            j1, j0 = rng.integers(n, size=2)
+            out1 = self_outputs(n, d, params["a1"], params["b"], params["c"], j1, params["X"])
+            out0 = self_outputs(n, d, params["a0"], params["b"], params["c"], j0, params["X"])
+        elif case == "cross":
+            tau = params.get("tau", 0.9)
+            j2a, j3a, j2b, j3b = rng.integers(n, size=4)
+            out1 = cross_outputs(n, d, params["a1"], j2a, j3a)
+            out0 = cross_outputs(n, d, params["a0"], j2b, j3b)
+        else:
+            raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
+        hits += (
+            network(out1["exp"], Y, tau).margin > 0
+            and network(out1["lin"], Y, tau).margin <= 0
+            and network(out0["exp"], Y, tau).margin <= 0
+            and network(out0["lin"], Y, tau).margin <= 0
+        )
+    return hits / trials
+
+
+# --- the quantitative statement: class gaps (notes §3.8-5) ----------------------------------------------------------
+
+
+def self_class_gap(n: int, a0: float, a1: float, kind: str) -> float:
+    """sup over rows and coordinates of |c^{D1} − c^{D0}| / s for X = 1_{d×d}, V = I and matching j3 (column 0 of
+    row j3 dominates).  Linear: a1(1+a1)/(n+a1) − a0(1+a0)/(n+a0) = Θ(1/n); softmax → a1 − a0·(weight) ≈ a1."""
+    if kind == "lin":
+        return a1 * (1 + a1) / (n + a1) - a0 * (1 + a0) / (n + a0)
+    if kind == "exp":
+
+        def spike_weight(a):  # softmax weight of row j3 on itself: n^{a+a²} / (n^{a+a²} + n − 1), in log space
+            return 1.0 / (1.0 + (n - 1) * math.exp(-(a + a * a) * math.log(n)))
+
+        return a1 * spike_weight(a1) - a0 * spike_weight(a0)
+    raise ValueError(f"kind must be 'exp' or 'lin', got {kind!r}")
