@@ -295,6 +295,28 @@ def simulate_success(case: str, m: int, trials: int, rng: np.random.Generator, *
     return hits / trials
 
 
+def simulate_toy_success(
+    n: int, m: int, trials: int, rng: np.random.Generator, *, tau: float = 0.5, mode: str = "uniform"
+) -> float:
+    """Monte Carlo of the toy model's E_success (§7.1): per trial one readout Y ∈ {±1}^{n×m}, one D0 and one D1
+    logit vector; success iff F_exp(D1) > 0 and F_exp(D0) = F_lin(D0) = F_lin(D1) = 0.  Vectorised over trials."""
+    n, m, trials = (_checks.positive_int(k, v) for k, v in (("n", n), ("m", m), ("trials", trials)))
+    hits = 0
+    for start in range(0, trials, 256):
+        batch = min(256, trials - start)
+        u0 = np.stack([toy_logits(rng, n, 0, mode=mode)[0] for _ in range(batch)])
+        u1 = np.stack([toy_logits(rng, n, 1, mode=mode)[0] for _ in range(batch)])
+        Y = rng.choice(np.array([-1.0, 1.0]), size=(batch, n, m))
+
+        def fires(f, Y=Y):
+            return (np.einsum("tn,tnm->tm", f, Y) > tau).any(axis=1)
+
+        ok = fires(normalise(u1, "exp")) & ~fires(normalise(u1, "lin"))
+        ok &= ~fires(normalise(u0, "exp")) & ~fires(normalise(u0, "lin"))
+        hits += int(ok.sum())
+    return hits / trials
+
+
 # --- the quantitative statement: class gaps (notes §3.8-5) ----------------------------------------------------------
 
 

@@ -188,3 +188,10 @@ def test_bad_parameters_are_named():
         sp.normalise(np.array([[np.nan, 1.0]]), "exp")
     with pytest.raises(ValueError, match="too large"):
         sp.sign_vectors(30)
+
+
+def test_toy_success_rate_matches_one_minus_two_to_the_minus_m():
+    """With τ = 0.5 and n = 1000 only F_exp(D1) can fail (no readout has y_l[j] = +1): P = 1 − 2^{−m}."""
+    trials, m = 2000, 3
+    rate = sp.simulate_toy_success(1000, m, trials, np.random.default_rng(5))
+    assert abs(rate - (1 - 2.0**-m)) < band(1 - 2.0**-m, trials)
