@@ -248,17 +248,20 @@ self_res = {X: sweep("self", S["self_grid"], lambda name, v, X=X: self_point(X, 
 
 def plot_sweeps(res_by_label, grid, title, figname):
     names = list(grid)
-    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 3.3), squeeze=False, sharey=True)
-    for ax, name in zip(axes[0], names, strict=True):
+    ncol = min(3, len(names))
+    nrow = math.ceil(len(names) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.4 * nrow), squeeze=False, sharey=True)
+    for ax, name in zip(axes.flat, names, strict=False):
         for i, (label, res) in enumerate(res_by_label.items()):
             xs = list(grid[name])
             ax.plot(xs, [res[name, x][0] for x in xs], "-", color=plotting.PALETTE[i], lw=1.2, label=f"{label}: exact")
             ax.plot(
                 xs, [res[name, x][1] for x in xs], "o", color=plotting.PALETTE[i], ms=3, label=f"{label}: simulated"
             )
-        ax.set(xlabel=name, ylim=(-0.03, 1.03))
-    axes[0][0].set_ylabel("P(E_success)")
-    axes[0][0].legend(fontsize=7)
+        ax.set(xlabel=name, ylabel="P(E_success)", ylim=(-0.03, 1.03))
+    for ax in list(axes.flat)[len(names) :]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     plotting.savefig(figname, fig)
