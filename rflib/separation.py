@@ -112,13 +112,27 @@ def toy_logits(rng: np.random.Generator, n: int, cls: int, *, mode: str = "unifo
     return u, j
 
 
-def qk_matrix(kind: str, d: int) -> np.ndarray:
-    """X = QKᵀ: ``"ones"`` = 1_{d×d} (App. D) or ``"identity"`` = I_d (Apps. E, F)."""
+def qk_matrix(kind, d: int) -> np.ndarray:
+    """X = QKᵀ: ``"ones"`` = 1_{d×d} (App. D), ``"identity"`` = I_d (Apps. E, F), or an explicit (d, d) matrix
+    (e.g. :func:`spike_qk`)."""
+    if not isinstance(kind, str):
+        X = np.asarray(kind, float)
+        if X.shape != (d, d) or not np.all(np.isfinite(X)):
+            raise ValueError(f"an explicit X must be a finite ({d}, {d}) matrix, got shape {X.shape}")
+        return X
     if kind == "ones":
         return np.ones((d, d))
     if kind == "identity":
         return np.eye(d)
     raise ValueError(f"X must be 'ones' or 'identity', got {kind!r}")
+
+
+def spike_qk(n: int, d: int) -> np.ndarray:
+    """X′ = e₀e₀ᵀ + n⁻²·1_{d×d}: a query–key matrix with which *linear* attention separates the self-attention
+    classes (notes §3.8-1). The spike column dominates the scores; the small constant keeps every row sum positive."""
+    X = np.full((d, d), float(n) ** -2)
+    X[0, 0] += 1.0
+    return X
 
 
 # --- attention and networks -----------------------------------------------------------------------------------------

@@ -195,3 +195,17 @@ def test_toy_success_rate_matches_one_minus_two_to_the_minus_m():
     trials, m = 2000, 3
     rate = sp.simulate_toy_success(1000, m, trials, np.random.default_rng(5))
     assert abs(rate - (1 - 2.0**-m)) < band(1 - 2.0**-m, trials)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_linear_attention_with_another_qk_separates_the_self_attention_classes(seed):
+    """Notes §3.8-1: with X′ = e₀e₀ᵀ + n⁻²·1, V = I and the paper's own random readout and τ, F_lin > 0 on every
+    D1 point and F_lin = 0 on every D0 point — the impossibility is about one parameter choice, not the class."""
+    n, d, m, a0, a1, b, c = 128, 66, 40, 0.01, 1.2, 0.2, 0.8
+    s, tau, X = math.sqrt(math.log(n)), sp.self_threshold(n, c), sp.spike_qk(n, d)
+    Y = sp.rademacher(np.random.default_rng(seed), d, m)
+    d1 = [sp.self_outputs(n, d, a1, b, c, j3, X)["lin"] for j3 in range(0, n, 4)]
+    d0 = [sp.self_outputs(n, d, a0, b, c, j3, X)["lin"] for j3 in range(0, n, 4)]
+    pos = min(sp.network(o, Y, tau).margin for o in d1)
+    zero = max(sp.network(o, Y, tau).margin for o in d0)
+    assert pos > 0.8 * s and zero < -0.02 * s
