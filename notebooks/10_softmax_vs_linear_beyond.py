@@ -29,6 +29,7 @@
 #    the paper's own random readouts and threshold, and a tuned readout separates it even with the paper's
 #    $QK^\top$ — by an $O(1/n)$ margin.
 # 3. **Where the theorems apply.** Phase diagrams of the exact success probability over $(d, m)$ and $(a_1, n)$.
+# 4. **Training.** Both attention types, trained end to end on noisy samples, and their test accuracy vs $n$.
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -37,6 +38,10 @@ seed = 0
 # %%
 import math
 
+import jax
+
+jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
+
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -44,6 +49,7 @@ from tqdm.auto import tqdm
 
 from rflib import plotting
 from rflib import separation as sp
+from rflib import separation_training as st
 from rflib.results import Recorder
 
 SETTINGS = {
@@ -60,6 +66,10 @@ SETTINGS = {
         phase_a1=(0.5, 1.5),
         phase_n=(200, 400),
         sigma_samples=20_000,
+        train_n=(16,),
+        train_seeds=1,
+        train_size=128,
+        train_steps=60,
     ),
     "standard": dict(
         gap_n=(32, 64, 128, 256, 512, 1024, 2048),
@@ -72,6 +82,10 @@ SETTINGS = {
         phase_a1=tuple(np.round(np.arange(0.2, 3.01, 0.2), 2)),
         phase_n=(200, 300, 400, 600, 800, 1000),
         sigma_samples=100_000,
+        train_n=(32, 64, 128),
+        train_seeds=2,
+        train_size=512,
+        train_steps=300,
     ),
     "paper": dict(
         gap_n=(32, 64, 128, 256, 512, 1024, 2048, 4096),
@@ -84,6 +98,10 @@ SETTINGS = {
         phase_a1=tuple(np.round(np.arange(0.1, 3.01, 0.1), 2)),
         phase_n=tuple(range(200, 1001, 100)),
         sigma_samples=400_000,
+        train_n=(32, 64, 128, 256),
+        train_seeds=5,
+        train_size=1024,
+        train_steps=600,
     ),
 }
 if scale not in SETTINGS:
@@ -247,6 +265,61 @@ rec.record(
     },
     holds="info",
 )
+
+# %% [markdown]
+# ## 4 · Both attention types can learn the task; linear attention degrades with n
+#
+# Noisy samples: class 0 has a spike $a \sim U[0, 0.1]$, class 1 $a \sim U[0.7, 1.5]$; $b \sim U[0.1, 0.3]$,
+# $c = 1 - b$, a random special row, and $N(0, (0.05\,s)^2)$ noise on every entry ($d = 18$). One attention
+# layer with *learned* $X$ and $V$, 16 learned readout directions with a learned threshold,
+# ReLU, max-pooling over rows, a linear output; logistic loss, full-batch Adam (`rflib.separation_training`).
+# Training and test sets have `train_size` samples each.
+
+# %%
+train_rows, train_acc = [], {}
+for n_tr in S["train_n"]:
+    d_tr = 18  # d − 2 = 16 divides every n in the grids
+    data_rng = np.random.default_rng(seed + n_tr)
+    A_train, y_train = st.noisy_self_data(data_rng, n_tr, d_tr, S["train_size"], 0.05)
+    A_test, y_test = st.noisy_self_data(data_rng, n_tr, d_tr, S["train_size"], 0.05)
+    for kind in sp.KINDS:
+        accs = []
+        for sd in tqdm(range(S["train_seeds"]), desc=f"train {kind}, n = {n_tr}", leave=False):
+            params, _ = st.train(jax.random.key(seed + sd), A_train, y_train, kind, steps=S["train_steps"])
+            accs.append(st.accuracy(params, A_test, y_test, kind))
+        train_acc[kind, n_tr] = accs
+    train_rows.append(
+        f"| {n_tr} | {d_tr} | "
+        + " | ".join(f"{np.mean(train_acc[k, n_tr]):.3f} ± {np.std(train_acc[k, n_tr]):.3f}" for k in sp.KINDS)
+        + " |"
+    )
+display(
+    Markdown("| n | d | softmax test accuracy | linear test accuracy |\n|---|---|---|---|\n" + "\n".join(train_rows))
+)
+fig, ax = plt.subplots(figsize=(6.2, 4))
+for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
+    means = [np.mean(train_acc[kind, n_]) for n_ in S["train_n"]]
+    sds = [np.std(train_acc[kind, n_]) for n_ in S["train_n"]]
+    ax.errorbar(S["train_n"], means, yerr=sds, fmt="o-", color=plotting.PALETTE[i], capsize=3, label=label)
+ax.set(
+    xscale="log",
+    xlabel="sequence length n",
+    ylabel="test accuracy",
+    title=f"trained attention, {S['train_seeds']} seed(s), {S['train_steps']} Adam steps ({scale} scale)",
+)
+ax.legend()
+plotting.savefig("separation_training", fig)
+plt.show()
+last = S["train_n"][-1]
+rec.record(
+    "trained_attention_accuracy",
+    "Trained end to end, softmax attention learns the task at every n; linear attention also learns it but degrades "
+    "as n grows",
+    paper="the paper has no training experiment (its networks are fixed-weight constructions)",
+    ours={f"n = {n_}": {k: float(np.mean(train_acc[k, n_])) for k in sp.KINDS} for n_ in S["train_n"]},
+    holds="info",
+    note="consistent with the Θ(1/n) class gap of §1: linear attention is not incapable, its signal shrinks with n",
+)
 display(Markdown(rec.table()))
 
 # %% [markdown]
@@ -254,5 +327,5 @@ display(Markdown(rec.table()))
 #
 # * The margin scaling, the counterexamples and the phase diagrams are exact or cover every data point; the
 #   phase diagrams use sampled sign vectors for $d > 14$ (`sigma_samples`). Quick scale uses two points per axis.
-# * The training study of the issue (both attention types learning the task from noisy samples, in JAX) is the next
-#   section to be added.
+# * The training study uses one layer, 512 training samples, 300 full-batch steps and two seeds per (n, kind) at
+#   standard scale (`make paper`: up to n = 256, five seeds); quick scale trains one tiny case for a few steps.

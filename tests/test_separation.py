@@ -6,10 +6,12 @@ Monte Carlo bands: |p̂ − p| ≤ 4·√(p(1 − p)/T) + 0.005 with fixed seeds
 
 import math
 
+import jax
 import numpy as np
 import pytest
 
 from rflib import separation as sp
+from rflib import separation_training as st
 
 
 def band(p, trials):
@@ -209,3 +211,20 @@ def test_linear_attention_with_another_qk_separates_the_self_attention_classes(s
     pos = min(sp.network(o, Y, tau).margin for o in d1)
     zero = max(sp.network(o, Y, tau).margin for o in d0)
     assert pos > 0.8 * s and zero < -0.02 * s
+
+
+def test_trained_attention_is_deterministic_and_softmax_learns_a_small_case():
+    import jax
+
+    from rflib import separation_training as st
+
+    rng = np.random.default_rng(0)
+    A, y = st.noisy_self_data(rng, 16, 18, 128, 0.05)
+    A_test, y_test = st.noisy_self_data(rng, 16, 18, 128, 0.05)
+    params, losses = st.train(jax.random.key(0), A, y, "exp", steps=60)
+    _, again = st.train(jax.random.key(0), A, y, "exp", steps=60)
+    np.testing.assert_array_equal(losses, again)
+    assert losses[-1] < 0.5 * losses[0]
+    assert st.accuracy(params, A_test, y_test, "exp") > 0.9
+    with pytest.raises(ValueError, match="kind"):
+        st.logits(params, A, "relu")
