@@ -214,10 +214,6 @@ def test_linear_attention_with_another_qk_separates_the_self_attention_classes(s
 
 
 def test_trained_attention_is_deterministic_and_softmax_learns_a_small_case():
-    import jax
-
-    from rflib import separation_training as st
-
     rng = np.random.default_rng(0)
     A, y = st.noisy_self_data(rng, 16, 18, 128, 0.05)
     A_test, y_test = st.noisy_self_data(rng, 16, 18, 128, 0.05)
