@@ -113,7 +113,7 @@ def test_self_attention_separates_every_point_with_real_margin(self_whp_outputs,
 def test_cross_attention_separates_every_tested_point(seed):
     n, d, m, a0, a1 = 200, 41, 40, 0.01, 3.0
     Y = sp.rademacher(np.random.default_rng(seed), d, m)
-    grid = [(j2, j3) for j2 in range(0, n, 25) for j3 in range(0, n, 5)]
+    grid = [(j2, j3) for j2 in range(0, n, 25) for j3 in range(d - 1)]  # every key group g(j3) = j3 mod (d − 1)
     d1 = [sp.cross_outputs(n, d, a1, j2, j3) for j2, j3 in grid]
     d0 = [sp.cross_outputs(n, d, a0, j2, j3) for j2, j3 in grid]
     pos, zero = all_points_outcomes(d1, d0, Y, 0.9)
@@ -224,3 +224,18 @@ def test_trained_attention_is_deterministic_and_softmax_learns_a_small_case():
     assert st.accuracy(params, A_test, y_test, "exp") > 0.9
     with pytest.raises(ValueError, match="kind"):
         st.logits(params, A, "relu")
+
+
+def test_cross_outputs_depend_only_on_the_key_group_so_the_point_grid_covers_every_point():
+    """F's sign depends on the set of attention rows. Moving j2 only moves the special row; moving j3 within its
+    group g(j3) = j3 mod (d − 1) leaves every row unchanged. So the grid of the test above, which meets every group,
+    decides every (j2, j3) pair (up to round-off in the scores)."""
+    n, d, a = 200, 41, 3.0
+    base = sp.cross_outputs(n, d, a, 0, 7)
+    for j2, j3 in ((13, 7), (199, 7 + (d - 1)), (50, 7 + 3 * (d - 1))):
+        out = sp.cross_outputs(n, d, a, j2, j3)
+        for kind in sp.KINDS:
+            np.testing.assert_allclose(out[kind][j2], base[kind][0], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(
+                np.delete(out[kind], j2, axis=0), np.delete(base[kind], 0, axis=0), rtol=1e-12, atol=1e-15
+            )
