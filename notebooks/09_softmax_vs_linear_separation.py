@@ -121,10 +121,8 @@ print(f"scale={scale}, seed={seed}")
 
 
 def sigmas_for(d):
-    """All sign vectors for small d (exact), else a fixed sample."""
-    if d <= 14:
-        return sp.sign_vectors(d)
-    return np.random.default_rng(seed + 1000 + d).choice([-1.0, 1.0], size=(S["sigma_samples"], d))
+    """All sign vectors for d ≤ 14 (exact), else a fixed sample (the exact formula becomes an estimate)."""
+    return sp.sign_vectors_or_sample(d, S["sigma_samples"], seed + 1000 + d)
 
 
 def paper_m(n, floor=15):

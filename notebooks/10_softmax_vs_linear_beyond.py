@@ -114,9 +114,8 @@ A0, A1, B, C = 0.01, 1.2, 0.2, 0.8
 
 
 def sigmas_for(d):
-    if d <= 14:
-        return sp.sign_vectors(d)
-    return np.random.default_rng(seed + 1000 + d).choice([-1.0, 1.0], size=(S["sigma_samples"], d))
+    """All sign vectors for d ≤ 14 (exact), else a fixed sample (the exact formula becomes an estimate)."""
+    return sp.sign_vectors_or_sample(d, S["sigma_samples"], seed + 1000 + d)
 
 
 # %% [markdown]

@@ -224,6 +224,15 @@ def sign_vectors(d: int) -> np.ndarray:
     return np.array(list(itertools.product((-1.0, 1.0), repeat=d)))
 
 
+def sign_vectors_or_sample(d: int, samples: int, seed: int, *, exact_up_to: int = 14) -> np.ndarray:
+    """All 2^d sign vectors when d ≤ ``exact_up_to`` (exact probabilities), else ``samples`` iid uniform ones drawn
+    with ``np.random.default_rng(seed)`` (Monte Carlo estimates).  Returns (N, d)."""
+    if d <= exact_up_to:
+        return sign_vectors(d)
+    samples = _checks.positive_int("samples", samples)
+    return np.random.default_rng(seed).choice(np.array([-1.0, 1.0]), size=(samples, d))
+
+
 def neuron_probabilities(good_rows, bad_rows, tau: float, sigmas) -> tuple[float, float, float]:
     """For one readout neuron σ (uniform over the rows of ``sigmas``): p_G = P[∃ good row with ⟨row, σ⟩ > τ],
     p_B likewise for the bad rows, p_BG = P[B ∪ G].  good/bad rows: (k, d); sigmas: (N, d)."""

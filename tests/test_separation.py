@@ -239,3 +239,10 @@ def test_cross_outputs_depend_only_on_the_key_group_so_the_point_grid_covers_eve
             np.testing.assert_allclose(
                 np.delete(out[kind], j2, axis=0), np.delete(base[kind], 0, axis=0), rtol=1e-12, atol=1e-15
             )
+
+
+def test_sign_vectors_are_enumerated_for_small_d_and_sampled_reproducibly_otherwise():
+    assert sp.sign_vectors_or_sample(3, 10, 0).shape == (8, 3)
+    sample = sp.sign_vectors_or_sample(20, 500, 7)
+    np.testing.assert_array_equal(sample, sp.sign_vectors_or_sample(20, 500, 7))
+    assert sample.shape == (500, 20) and set(np.unique(sample)) == {-1.0, 1.0}
