@@ -93,6 +93,17 @@ def make_g50c(seed: int = 0, n: int = 550, d: int = 50) -> tuple[np.ndarray, np.
     return X, labels
 
 
+def zscore_rows(X) -> np.ndarray:
+    """z-score every column (constant columns are only centred), then drop rows that became exactly zero (the
+    angular kernel needs nonzero rows).  (n, d) → (n′, d), n′ ≤ n."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"X must be a finite (n, d) array, got shape {X.shape}")
+    std = X.std(axis=0)
+    Z = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    return Z[np.linalg.norm(Z, axis=1) > 0]
+
+
 def standardize_to_sphere(X, radius: float = 1.0) -> np.ndarray:
     """z-score every column, then rescale every row to norm ``radius``.  (n, d) → (n, d).
 

@@ -162,3 +162,12 @@ def test_paired_estimates_take_pairs_and_accept_pre_drawn_matrices(key):
     np.testing.assert_allclose(est, direct, rtol=1e-12)
     with pytest.raises(ValueError, match="shape"):
         simulation.paired_estimates(key, X, Y, make, {"W": (4, 3)}, 6, matrices={"W": stack})
+
+
+def test_zscore_rows_standardises_columns_and_drops_zero_rows():
+    X = np.array([[1.0, 5.0], [3.0, 5.0], [2.0, 5.0]])
+    Z = datasets.zscore_rows(X)
+    assert Z.shape == (2, 2)  # the middle row (the column means) becomes zero and is dropped
+    np.testing.assert_allclose(np.abs(Z[:, 0]), np.sqrt(1.5), rtol=1e-12)
+    with pytest.raises(ValueError, match="finite"):
+        datasets.zscore_rows(np.array([[np.nan, 1.0]]))
