@@ -140,11 +140,7 @@ def axis_pair(theta, d):
     return x, y
 
 
-def mse_and_se(estimates, K):
-    """Monte Carlo MSE over draws and its standard error std(err²)/√R; also the mean error and its SE."""
-    err = np.asarray(estimates) - K
-    n = err.shape[0]
-    return (err**2).mean(0), (err**2).std(0) / math.sqrt(n), err.mean(0), err.std(0) / math.sqrt(n)
+mse_and_se = png.error_summary  # (MSE, its s.e., mean error, its s.e.) over independent draws
 
 
 # %% [markdown]

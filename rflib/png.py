@@ -232,6 +232,14 @@ def estimates(name: str, W, x, y) -> jax.Array:
     return jnp.mean(f(W @ x) * f(W @ y), axis=-1)
 
 
+def error_summary(estimates, K) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Monte Carlo summary over independent draws (axis 0): (MSE, its standard error std(err²)/√R, mean error,
+    its standard error).  estimates: (R, …); K: the exact value(s), broadcastable to (…)."""
+    err = np.asarray(estimates) - np.asarray(K)
+    root = math.sqrt(err.shape[0])
+    return (err**2).mean(0), (err**2).std(0) / root, err.mean(0), err.std(0) / root
+
+
 def pair_estimates(name: str, W, X, Y) -> jax.Array:
     """K̂ for many pairs (x_p, y_p) and many matrices at once.  W: (draws, m, d), X, Y: (P, d) → (draws, P)."""
     f = activation(name)

@@ -34,9 +34,7 @@ def mse(name, method, key, x, y, K, *, m=None, draws=R, k=None):
     """(MSE, its standard error, mean error, its standard error) over ``draws`` independent matrices."""
     d = x.size
     W = png.rows(method, key, draws, m or d, d, k=k)
-    err = np.asarray(png.estimates(name, W, x, y)) - K
-    sq = err**2
-    return sq.mean(), sq.std() / math.sqrt(draws), err.mean(), err.std() / math.sqrt(draws)
+    return png.error_summary(png.estimates(name, W, x, y), K)
 
 
 CLOSED = ["sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp"]
@@ -153,8 +151,7 @@ def kac_draws():
 
 
 def mse_of(name, W, x, y, K):
-    err = np.asarray(png.estimates(name, W, x, y)) - K
-    return (err**2).mean(), (err**2).std() / math.sqrt(len(err)), err.mean(), err.std() / math.sqrt(len(err))
+    return png.error_summary(png.estimates(name, W, x, y), K)
 
 
 @pytest.mark.parametrize(
