@@ -159,9 +159,11 @@ def normalise(scores, kind: str, *, min_row_sum: float = 1e-12) -> np.ndarray:
 
 
 def attention(A1, A2, A3, X, V, kind: str) -> np.ndarray:
-    """c = D⁻¹ u(A1 X A2ᵀ) A3 V (Eq. 1 / App. C), one row per query.  A1: (n, d), A2, A3: (n', d) → (n, d)."""
+    """c = D⁻¹ u(A1 X A2ᵀ) A3 V (Eq. 1 / App. C), one row per query.  A1: (…, n, d), A2, A3: (…, n', d) → (…, n, d);
+    leading axes (e.g. trials) broadcast."""
     A1, A2, A3 = (np.asarray(A, float) for A in (A1, A2, A3))
-    return normalise(A1 @ np.asarray(X, float) @ A2.T, kind) @ A3 @ np.asarray(V, float)
+    scores = A1 @ np.asarray(X, float) @ np.swapaxes(A2, -1, -2)
+    return normalise(scores, kind) @ A3 @ np.asarray(V, float)
 
 
 def scores_by_tensor_trick(A1, A2, X) -> np.ndarray:
@@ -289,33 +291,117 @@ def success_probability(case: str, m: int, sigmas, **params) -> float:
     return total
 
 
+def self_data_batch(n: int, d: int, a: float, b: float, c: float, j3) -> np.ndarray:
+    """:func:`self_data` for a batch of spike rows j3: (T,) → (T, n, d), entry for entry equal to the single version."""
+    j3 = np.asarray(j3, int)
+    base = self_data(n, d, 0.0, b, c, 0)
+    if j3.ndim != 1 or np.any((j3 < 0) | (j3 >= n)):
+        raise ValueError(f"j3 must be a 1-d array of row indices in [0, {n})")
+    A = np.repeat(base[None], len(j3), axis=0)
+    A[np.arange(len(j3)), j3, 0] = a * math.sqrt(math.log(n))
+    return A
+
+
+def cross_data_batch(n: int, d: int, a: float, j2, j3) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cross_data` for batches of (j2, j3): (T,), (T,) → A1, A2 each (T, n, d)."""
+    j2, j3 = np.asarray(j2, int), np.asarray(j3, int)
+    A1_base, A2_base = cross_data(n, d, 0.0, 0, 0)
+    A2_base[0, 0] = 0.0
+    if j2.shape != j3.shape or j2.ndim != 1 or np.any((j2 < 0) | (j2 >= n) | (j3 < 0) | (j3 >= n)):
+        raise ValueError(f"j2 and j3 must be 1-d arrays of equal length with row indices in [0, {n})")
+    T = np.arange(len(j2))
+    A1, A2 = np.repeat(A1_base[None], len(j2), axis=0), np.repeat(A2_base[None], len(j2), axis=0)
+    A1[T, j2, 0] = a * math.log(n)
+    A2[T, j3, 0] = 1.0
+    return A1, A2
+
+
+def distinct_query_rows(Q) -> tuple[np.ndarray, np.ndarray]:
+    """Per batch element, the distinct rows of Q (T, n, d) and their multiplicities: rows (T, k, d), counts (T, k).
+
+    Softmax and linear attention act row by row, so identical query rows give identical output rows: attending
+    with the k distinct queries and weighting by multiplicity gives F exactly (notes §5, speed-up (i)). Batches with
+    fewer than k distinct rows are padded with copies of their row 0 at multiplicity 0.
+    """
+    Q = np.asarray(Q, float)
+    T, n, d = Q.shape
+    keyed = np.concatenate([np.repeat(np.arange(T, dtype=float), n)[:, None], Q.reshape(T * n, d)], axis=1)
+    keyed = keyed[np.lexsort(keyed.T[::-1])]  # by trial, then column by column (faster than np.unique(axis=0))
+    starts = np.flatnonzero(np.r_[True, np.any(keyed[1:] != keyed[:-1], axis=1)])
+    unique, counts = keyed[starts], np.diff(np.r_[starts, T * n])
+    trial = unique[:, 0].astype(int)
+    per_trial = np.bincount(trial, minlength=T)
+    slot = np.arange(len(unique)) - np.repeat(np.cumsum(per_trial) - per_trial, per_trial)
+    rows = np.repeat(Q[:, :1, :], per_trial.max(), axis=1)
+    multiplicity = np.zeros(rows.shape[:2])
+    rows[trial, slot] = unique[:, 1:]
+    multiplicity[trial, slot] = counts
+    return rows, multiplicity
+
+
+def network_batch(c, Y, tau: float, multiplicity=None) -> Output:
+    """:func:`network` over a batch: c (T, k, d) attention rows, Y (T, d, m) readouts, optional row multiplicities
+    (T, k) (default 1; rows of multiplicity 0 are ignored).  Returns Output of (T,) arrays."""
+    scores = np.asarray(c, float) @ np.asarray(Y, float)
+    w = np.ones(scores.shape[:2]) if multiplicity is None else np.asarray(multiplicity, float)
+    value = np.einsum("tk,tkm->t", w, np.maximum(scores - tau, 0.0))
+    margin = np.where(w > 0, scores.max(axis=-1), -np.inf).max(axis=-1) - tau
+    return Output(value, margin)
+
+
+def _batch_points(case: str, a: float, positions, params) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(queries, keys, query–key matrix) of a batch of D0/D1 points; positions (T,) for self, (T, 2) for cross."""
+    n, d = params["n"], params["d"]
+    if case == "self":
+        A = self_data_batch(n, d, a, params["b"], params["c"], positions)
+        return A, A, qk_matrix(params["X"], d)
+    A1, A2 = cross_data_batch(n, d, a, positions[:, 0], positions[:, 1])
+    return A1, A2, np.eye(d)
+
+
+def success_indicators(case: str, Y, positions_d1, positions_d0, *, distinct: bool = True, **params) -> np.ndarray:
+    """E_success per trial (F_exp(D1) > 0, F_lin(D1) = 0, F_exp(D0) = 0, F_lin(D0) = 0, one shared readout).
+
+    Y: (T, d, m) readouts; positions: special-row indices of the D1 and D0 point, (T,) j3 for ``case="self"``
+    (params n, d, a0, a1, b, c, X, optional tau) and (T, 2) (j2, j3) for ``"cross"`` (params n, d, a0, a1, optional
+    tau).  ``distinct=True`` attends with the distinct query rows only (exact, :func:`distinct_query_rows`);
+    ``False`` evaluates all n rows.  Vectorised over trials in chunks of bounded memory.  Returns (T,) bool.
+    """
+    if case == "self":
+        tau = params.get("tau", self_threshold(params["n"], params["c"]))
+    elif case == "cross":
+        tau = params.get("tau", 0.9)
+    else:
+        raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
+    Y = np.asarray(Y, float)
+    n, d = params["n"], params["d"]
+    if Y.ndim != 3 or Y.shape[1] != d:
+        raise ValueError(f"Y must have shape (trials, d={d}, m), got {Y.shape}")
+    chunk = max(1, 2**22 // (n * (d if distinct else n)))
+    ok = np.empty(len(Y), bool)
+    for lo in range(0, len(Y), chunk):
+        sl = slice(lo, lo + chunk)
+        fired = {}
+        for cls, a, positions in ((1, params["a1"], positions_d1), (0, params["a0"], positions_d0)):
+            Q, K, X = _batch_points(case, a, np.asarray(positions)[sl], params)
+            queries, multiplicity = distinct_query_rows(Q) if distinct else (Q, None)
+            for kind in KINDS:
+                c = attention(queries, K, K, X, np.eye(d), kind)
+                fired[kind, cls] = network_batch(c, Y[sl], tau, multiplicity).margin > 0
+        ok[sl] = fired["exp", 1] & ~fired["lin", 1] & ~fired["exp", 0] & ~fired["lin", 0]
+    return ok
+
+
 def simulate_success(case: str, m: int, trials: int, rng: np.random.Generator, **params) -> float:
     """Brute-force Monte Carlo of E_success: every trial draws a readout Y (d × m) and the special rows of one D1
-    and one D0 point, and evaluates all four networks in full."""
-    trials = _checks.positive_int("trials", trials)
+    and one D0 point (uniform over all n, resp. n² for cross) and evaluates all four networks
+    (:func:`success_indicators`, vectorised over trials)."""
+    trials, m = _checks.positive_int("trials", trials), _checks.positive_int("m", m)
     n, d = params["n"], params["d"]
-    hits = 0
-    for _ in range(trials):
-        Y = rademacher(rng, d, m)
-        if case == "self":
-            tau = params.get("tau", self_threshold(n, params["c"]))
-            j1, j0 = rng.integers(n, size=2)
-            out1 = self_outputs(n, d, params["a1"], params["b"], params["c"], j1, params["X"])
-            out0 = self_outputs(n, d, params["a0"], params["b"], params["c"], j0, params["X"])
-        elif case == "cross":
-            tau = params.get("tau", 0.9)
-            j2a, j3a, j2b, j3b = rng.integers(n, size=4)
-            out1 = cross_outputs(n, d, params["a1"], j2a, j3a)
-            out0 = cross_outputs(n, d, params["a0"], j2b, j3b)
-        else:
-            raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
-        hits += (
-            network(out1["exp"], Y, tau).margin > 0
-            and network(out1["lin"], Y, tau).margin <= 0
-            and network(out0["exp"], Y, tau).margin <= 0
-            and network(out0["lin"], Y, tau).margin <= 0
-        )
-    return hits / trials
+    Y = rng.choice(np.array([-1.0, 1.0]), size=(trials, d, m))
+    shape = (trials,) if case == "self" else (trials, 2)
+    d1, d0 = rng.integers(n, size=shape), rng.integers(n, size=shape)
+    return float(success_indicators(case, Y, d1, d0, **params).mean())
 
 
 def simulate_toy_success(

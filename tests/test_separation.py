@@ -246,3 +246,51 @@ def test_sign_vectors_are_enumerated_for_small_d_and_sampled_reproducibly_otherw
     sample = sp.sign_vectors_or_sample(20, 500, 7)
     np.testing.assert_array_equal(sample, sp.sign_vectors_or_sample(20, 500, 7))
     assert sample.shape == (500, 20) and set(np.unique(sample)) == {-1.0, 1.0}
+
+
+VECTORISED_CASES = [
+    ("self", dict(n=200, d=22, a0=0.01, a1=1.2, b=0.2, c=0.8, X="ones")),
+    ("self", dict(n=200, d=12, a0=0.3, a1=0.8, b=0.2, c=0.8, X="identity")),
+    ("cross", dict(n=200, d=11, a0=0.01, a1=0.9)),
+]
+
+
+@pytest.mark.parametrize(("case", "params"), VECTORISED_CASES)
+def test_vectorised_distinct_row_networks_equal_the_per_trial_full_networks(case, params):
+    """The batched data equal the single-point constructions; attending with the distinct query rows only
+    (weighted by multiplicity) gives the same F value and margin as the full n-row network of each trial, so
+    E_success agrees trial by trial."""
+    rng = np.random.default_rng(11)
+    n, d, m, trials = params["n"], params["d"], 15, 40
+    Y = sp.rademacher(rng, d, m * trials).reshape(d, trials, m).transpose(1, 0, 2)
+    shape = (trials,) if case == "self" else (trials, 2)
+    d1, d0 = rng.integers(n, size=shape), rng.integers(n, size=shape)
+    tau = sp.self_threshold(n, params["c"]) if case == "self" else 0.9
+    for a, positions in ((params["a1"], d1), (params["a0"], d0)):
+        Q, K, X = sp._batch_points(case, a, positions, params)
+        rows, multiplicity = sp.distinct_query_rows(Q)
+        np.testing.assert_array_equal(multiplicity.sum(axis=1), n)
+        for kind in sp.KINDS:
+            fast = sp.network_batch(sp.attention(rows, K, K, X, np.eye(d), kind), Y, tau, multiplicity)
+            for t in range(trials):
+                if case == "self":
+                    c = sp.self_outputs(n, d, a, params["b"], params["c"], positions[t], params["X"])[kind]
+                else:
+                    c = sp.cross_outputs(n, d, a, *positions[t])[kind]
+                full = sp.network(c, Y[t], tau)
+                assert fast.value[t] == pytest.approx(full.value, rel=1e-12, abs=1e-12)
+                assert fast.margin[t] == pytest.approx(full.margin, rel=1e-12, abs=1e-12)
+    np.testing.assert_array_equal(
+        sp.success_indicators(case, Y, d1, d0, **params),
+        sp.success_indicators(case, Y, d1, d0, distinct=False, **params),
+    )
+
+
+def test_vectorised_simulation_rejects_bad_shapes_and_cases():
+    params = dict(n=200, d=11, a0=0.01, a1=3.0)
+    with pytest.raises(ValueError, match="Y must have shape"):
+        sp.success_indicators("cross", np.ones((4, 10, 3)), np.zeros((4, 2), int), np.zeros((4, 2), int), **params)
+    with pytest.raises(ValueError, match="case"):
+        sp.success_indicators("toy", np.ones((4, 11, 3)), np.zeros(4, int), np.zeros(4, int), **params)
+    with pytest.raises(ValueError, match="row indices"):
+        sp.self_data_batch(200, 12, 1.2, 0.2, 0.8, [0, 200])
