@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from rflib import _checks
 from rflib.features import dense_exp
 from rflib.features.base import Features
+from rflib.features.estimators import Estimator
 
 
 def _check_qkv(Q, K, V, causal: bool):
@@ -118,7 +119,7 @@ def linear_attention(
     Q,
     K,
     V,
-    feature_map: Callable[[jax.Array], Features | jax.Array],
+    feature_map: Callable[[jax.Array], Features | jax.Array] | Estimator,
     *,
     causal: bool = False,
     chunk_size: int = 64,
@@ -128,7 +129,9 @@ def linear_attention(
     Args:
       Q, K, V: (..., L, d), (..., S, d), (..., S, d_v).
       feature_map: X (n, d) → :class:`Features` or a dense (n, F) array, applied row-wise, e.g.
-        ``partial(rflib.features.positive_features, W)``. The same map is used for queries and keys.
+        ``partial(rflib.features.positive_features, W)``, used for queries and keys alike; or an
+        :class:`~rflib.features.estimators.Estimator` (Ψ₁ for queries, Ψ₂ for keys), e.g. an HRF
+        ``hybrid.angular_hybrid_estimator(W_pos, W_trig, T)``.
       causal: query i attends to keys j ≤ i only (needs L == S). Computed chunk by chunk with prefix sums
         carried by ``lax.scan``: a masked chunk_size × chunk_size product inside each chunk plus the running
         state φ(K)ᵀV of earlier chunks, so memory is O(L·(F + d_v) + F·d_v + chunk_size²), never L×L or L×F×d_v.
@@ -139,8 +142,11 @@ def linear_attention(
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
-    phi_q = _as_features(feature_map(Q.reshape(-1, Q.shape[-1])))
-    phi_k = _as_features(feature_map(K.reshape(-1, K.shape[-1])))
+    query_map, key_map = (
+        (feature_map.left, feature_map.right) if isinstance(feature_map, Estimator) else (feature_map, feature_map)
+    )
+    phi_q = _as_features(query_map(Q.reshape(-1, Q.shape[-1])))
+    phi_k = _as_features(key_map(K.reshape(-1, K.shape[-1])))
     return _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
 
 

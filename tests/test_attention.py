@@ -129,3 +129,99 @@ def test_bad_attention_inputs_raise(key):
         attention.softmax_attention(Q.at[0, 0].set(jnp.nan), K, V)
     with pytest.raises(ValueError, match="chunk_size"):
         attention.linear_attention(Q, K, V, fmap, causal=True, chunk_size=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_attention_with_an_asymmetric_hrf_estimator(key, causal):
+    """An Estimator's Ψ₁ maps the queries and Ψ₂ the keys: HRF attention = D⁻¹ (Ψ₁(Q)Ψ₂(K)ᵀ masked) V."""
+    from rflib.features import hybrid
+
+    kw, kx = jax.random.split(key)
+    Q, K, V = _qkv(kx)
+    k1, k2, k3 = jax.random.split(kw, 3)
+    d = Q.shape[1]
+    est = hybrid.angular_hybrid_estimator(
+        projections.gaussian(k1, 8, d), projections.gaussian(k2, 8, d), projections.gaussian(k3, 3, d)
+    )
+    out = attention.linear_attention(Q, K, V, est, causal=causal, chunk_size=8)
+    np.testing.assert_allclose(out, _masked_reference(est.estimate(Q, K), V, causal), rtol=1e-8, atol=1e-10)
+
+
+def _compiles(fn, *args) -> int:
+    """How many XLA compilations ``fn(*args)`` triggers (counted from jax.log_compiles' log records)."""
+    import logging
+
+    records = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            if "Compiling" in record.getMessage():
+                records.append(record)
+
+    handler, logger = Collect(level=logging.WARNING), logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with jax.log_compiles():
+            jax.block_until_ready(fn(*args))
+    finally:
+        logger.removeHandler(handler)
+    return len(records)
+
+
+def test_hot_paths_compile_once_and_never_again_for_new_values_of_the_same_shapes():
+    """A second call with new values (same shapes, dtypes, static options) must not recompile anything: no jit
+    cache misses from closures, Python scalars or shape-dependent constants on the speed paths."""
+    from rflib.features import classic, dense_exp, hybrid
+
+    d, m, L = 8, 16, 64
+    keys = jax.random.split(jax.random.key(3), 8)
+    W = projections.orthogonal(keys[0], m, d).astype(jnp.float32)
+    T = projections.gaussian(keys[1], 3, d).astype(jnp.float32)
+    hrf = hybrid.angular_hybrid_estimator(W, W, T)
+
+    def inputs(k):
+        q, kk, v = jax.random.split(k, 3)
+        return tuple(0.3 * jax.random.normal(x, (2, L, d), jnp.float32) for x in (q, kk, v))
+
+    calls = {
+        "softmax": lambda Q, K, V: attention.softmax_attention(Q, K, V, causal=True),
+        "favor+ bidirectional": lambda Q, K, V: attention.linear_attention(
+            Q, K, V, partial(classic.positive_features, W)
+        ),
+        "favor+ causal": lambda Q, K, V: attention.linear_attention(
+            Q, K, V, partial(classic.positive_features, W), causal=True
+        ),
+        "hrf causal": lambda Q, K, V: attention.linear_attention(Q, K, V, hrf, causal=True),
+        "favor#": lambda Q, K, V: attention.favor_sharp_attention(Q, K, V, W),
+        "favor# causal": lambda Q, K, V: attention.favor_sharp_attention(Q, K, V, W, causal=True),
+        "trig map": lambda Q, K, V: classic.trig_features(W, Q[0]),
+        "sderf fit and map": lambda Q, K, V: dense_exp.query_features(dense_exp.fit("sderf", Q[0], K[0]), W, Q[0]),
+    }
+    assert _compiles(jax.jit(lambda x: 2 * x + 1), jnp.ones(3)) == 1  # the counter sees compilations
+    for name, call in calls.items():
+        call(*inputs(keys[2]))  # warm-up: compiles
+        assert _compiles(call, *inputs(keys[3])) == 0, f"{name} recompiled for new values of the same shapes"
+
+
+@pytest.mark.parametrize("fmap", ["positive", "hrf"])
+def test_causal_linear_attention_memory_is_linear_in_length(fmap):
+    """XLA's compiled buffer plan for causal linear attention grows like L and cannot hold an L×L or L×F×d_v
+    intermediate (F features): working memory at 2L ≈ 2× that at L, a few L×(F + d) arrays in all."""
+    from rflib.features import classic, hybrid
+
+    d, m = 16, 32
+    W = projections.gaussian(jax.random.key(0), m, d).astype(jnp.float32)
+    fm = partial(classic.positive_features, W) if fmap == "positive" else hybrid.angular_hybrid_estimator(W, W, W[:2])
+    n_features = m if fmap == "positive" else 4 * m * 3
+
+    def working(L):
+        x = jnp.zeros((1, L, d), jnp.float32)
+        stats = jax.jit(lambda Q, K, V: attention.linear_attention(Q, K, V, fm, causal=True)).lower(x, x, x)
+        stats = stats.compile().memory_analysis()
+        return stats.temp_size_in_bytes + stats.output_size_in_bytes
+
+    L = 4096
+    small, large = working(L // 2), working(L)
+    assert 1.7 < large / small < 2.3
+    assert large <= 8 * L * (n_features + d) * 4  # a few L × (F + d) float32 arrays: features, values, output
+    assert large < min(L * L, L * n_features * d) * 4  # smaller than one L×L or L×F×d_v float32 array

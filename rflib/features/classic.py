@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from rflib import _checks
+from rflib import _checks, fastmath
 from rflib.features.base import Features
 
 
@@ -28,7 +28,7 @@ def _checked(W, X):
 def _trig(W, X):
     proj = X @ W.T
     log_scale = 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
-    return Features(log_scale, jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], axis=1))
+    return Features(log_scale, jnp.concatenate(fastmath.sincos(proj), axis=1))
 
 
 @jax.jit

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rflib import _checks
+from rflib import _checks, fastmath
 from rflib.features.base import Features
 
 METHODS = ("positive", "gerf", "saderf", "aderf", "sderf")
@@ -427,5 +427,5 @@ def trig_phase_features(W, theta, X, *, printed: bool = False) -> Features:
     if theta.shape[0] != W.shape[0]:
         raise ValueError(f"theta needs one phase per row of W ({W.shape[0]}), got shape {theta.shape}")
     sign = -1.0 if printed else 1.0
-    body = jnp.sqrt(2.0) * jnp.cos(sign * (X @ W.T) + theta[None, :])
+    body = jnp.sqrt(2.0) * fastmath.cos(sign * (X @ W.T) + theta[None, :])
     return Features(0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0]), body)

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from rflib import _checks
+from rflib import _checks, fastmath
 from rflib.features import classic
 from rflib.features.base import Features
 from rflib.features.estimators import Estimator, concat, hyperbolic_estimator, kron, scale, trig_estimator
@@ -75,7 +75,7 @@ def _fourier_side(T, sigma, log_norm, sign, X):
     X = _checks.points("X", X)
     T = _checks.projection_matrix("T", T, X.shape[1])
     proj = sigma * (X @ T.T)
-    body = sign * jnp.concatenate([jnp.sin(proj), jnp.cos(proj)], axis=1)
+    body = sign * jnp.concatenate(fastmath.sincos(proj), axis=1)
     return Features(jnp.full(X.shape[0], log_norm, dtype=X.dtype), body)
 
 
