@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 SEED   ?= 0
 RUN     = $(PY) tools/run_notebooks.py --seed $(SEED)
 
-.PHONY: all notebooks quick paper test lint format venv clean distclean
+.PHONY: all notebooks quick paper test bench lint format venv clean distclean
 
 all: notebooks
 
@@ -43,6 +43,11 @@ paper: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check .
 	JAX_ENABLE_X64=1 XLA_FLAGS="$(XLA_FLAGS) --xla_backend_optimization_level=0" $(PY) -m pytest --durations=15
+
+## Every benchmark suite at full size (~5 min on the 2-core CPU): tables on stdout, JSON in build/benchmarks/.
+## Not part of `make test`: timings depend on the machine. Extra options: make bench BENCH_ARGS="--quick".
+bench: $(STAMP)
+	$(PY) -m benchmarks $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -1,36 +1,15 @@
-"""Shared benchmark plumbing: the allocator setting, device description, timing, compiled memory, crossovers."""
+"""Shared benchmark plumbing: device description, timing, compiled memory, crossovers."""
 
 from __future__ import annotations
 
 import os
 import platform
-import sys
 
 import jax
 import numpy as np
 
+from benchmarks.allocator import allocator_tuned
 from rflib import timing
-
-# glibc hands freed blocks above its mmap threshold back to the OS, so a jitted call that returns a fresh 8 MB
-# buffer page-faults it in again on every call: the same feature map then takes 2 ms or 9 ms from call to call
-# (measured on the 2-core machine, L = 4096, 512 features). Keeping such blocks in the heap removes the bimodality.
-ALLOCATOR_ENV = {
-    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
-    "MALLOC_TRIM_THRESHOLD_": str(2**30),
-    "MALLOC_TOP_PAD_": str(256 * 2**20),
-}
-
-
-def allocator_tuned() -> bool:
-    """Whether this process started with :data:`ALLOCATOR_ENV` (glibc reads it only at start-up)."""
-    return all(os.environ.get(k) == v for k, v in ALLOCATOR_ENV.items())
-
-
-def reexec_with_tuned_allocator() -> None:
-    """Restart the current ``python -m ...`` process with :data:`ALLOCATOR_ENV` set, unless it already is."""
-    if allocator_tuned() or os.environ.get("RFLIB_BENCH_DEFAULT_MALLOC"):
-        return
-    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, **ALLOCATOR_ENV})
 
 
 def device_info() -> dict:
@@ -94,3 +73,17 @@ def table(rows: list[dict], columns: list[str], formats: dict[str, str] | None =
             cells.append("—" if v is None else format(v, formats.get(c, "")) if not isinstance(v, str) else v)
         body += "| " + " | ".join(cells) + " |\n"
     return head + body
+
+
+def notebook_wall_times(directory) -> dict[str, float]:
+    """{notebook stem: seconds} from papermill's ``metadata.papermill.duration`` of the executed notebooks in
+    ``directory`` (e.g. ``build/executed`` after ``make``); empty when none were run."""
+    import json
+    from pathlib import Path
+
+    times = {}
+    for path in sorted(Path(directory).glob("*.ipynb")):
+        duration = json.loads(path.read_text()).get("metadata", {}).get("papermill", {}).get("duration")
+        if duration is not None:
+            times[path.stem] = float(duration)
+    return times

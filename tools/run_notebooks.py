@@ -25,6 +25,9 @@ import nbformat
 import papermill
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.allocator import ALLOCATOR_ENV  # noqa: E402  (stdlib only; needs ROOT on the path)
+
 SCALES = ("quick", "standard", "paper")
 
 
@@ -59,6 +62,7 @@ def run_notebook(source: Path, scale: str, seed: int = 0, dirs: dict[str, Path] 
     os.environ["FIG_DIR"] = str(dirs["figures"])
     os.environ["RESULTS_DIR"] = str(dirs["results"])
     os.environ.setdefault("MPLBACKEND", "agg")
+    os.environ.update(ALLOCATOR_ENV)  # stable wall-clock timings in the kernels (benchmarks/allocator.py)
     # The notebook chooses its own precision; don't let the test process's float64 flag leak into it.
     os.environ.pop("JAX_ENABLE_X64", None)
     start = time.perf_counter()

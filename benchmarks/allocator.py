@@ -1,0 +1,31 @@
+"""glibc allocator settings for stable timings (standard library only, so the notebook runner can import it).
+
+glibc hands freed blocks above its mmap threshold back to the OS, so a jitted call that returns a fresh 8 MB buffer
+page-faults it in again on every call: the same feature map then takes 2 ms or 9 ms from call to call (measured on
+the 2-core machine, L = 4096, 512 features). Keeping such blocks in the heap removes the bimodality. glibc reads
+these variables only at process start, so they must be set before the (kernel) process starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+ALLOCATOR_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+    "MALLOC_TRIM_THRESHOLD_": str(2**30),
+    "MALLOC_TOP_PAD_": str(256 * 2**20),
+}
+
+
+def allocator_tuned() -> bool:
+    """Whether this process started with :data:`ALLOCATOR_ENV`."""
+    return all(os.environ.get(k) == v for k, v in ALLOCATOR_ENV.items())
+
+
+def reexec_with_tuned_allocator() -> None:
+    """Restart the current ``python -m ...`` process with :data:`ALLOCATOR_ENV` set, unless it already is (or
+    RFLIB_BENCH_DEFAULT_MALLOC is set, to measure with glibc's defaults)."""
+    if allocator_tuned() or os.environ.get("RFLIB_BENCH_DEFAULT_MALLOC"):
+        return
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, **ALLOCATOR_ENV})

@@ -1,0 +1,99 @@
+"""Suite 2: exact softmax attention vs linear attention over sequence length L, bidirectional and causal.
+
+The exact peer is ``jax.nn.dot_product_attention`` (XLA's implementation; ``scale=1`` since rflib's convention has
+no implicit 1/√d — inputs are scaled by d^{-1/4}). The linear methods are rflib's FAVOR+ (positive features,
+orthogonal W), FAVOR# (SDERF fitted per sequence; the fit is included) and HRF (the angular hybrid estimator, Ψ₁ for
+queries and Ψ₂ for keys), all with m = 256 projections (HRF: 2m = 512 features from 2m' + n = 67 projections). One
+head, d = 64, float32. Wall time is the median of jitted calls (compile excluded); memory is XLA's compiled buffer
+plan for temporaries + output (:func:`benchmarks.harness.working_bytes`), read without running.
+
+Run:  .venv/bin/python -m benchmarks --suite attention_scaling
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from benchmarks import harness
+from rflib import attention, projections
+from rflib.features import classic, hybrid
+
+METHODS = ("exact", "FAVOR+", "FAVOR#", "HRF")
+
+
+def _attention_fns(d: int, m: int, key) -> dict:
+    k1, k2, k3, k4 = jax.random.split(key, 4)
+    W = projections.orthogonal(k1, m, d).astype(jnp.float32)
+    hrf = hybrid.angular_hybrid_estimator(
+        projections.orthogonal(k2, m // 8, d).astype(jnp.float32),
+        projections.orthogonal(k3, m // 8, d).astype(jnp.float32),
+        projections.gaussian(k4, 3, d).astype(jnp.float32),
+    )
+
+    def exact(Q, K, V, causal):
+        out = jax.nn.dot_product_attention(Q[:, :, None], K[:, :, None], V[:, :, None], scale=1.0, is_causal=causal)
+        return out[:, :, 0]
+
+    return {
+        "exact": exact,
+        "FAVOR+": lambda Q, K, V, causal: attention.linear_attention(
+            Q, K, V, partial(classic.positive_features, W), causal=causal
+        ),
+        "FAVOR#": lambda Q, K, V, causal: attention.favor_sharp_attention(Q, K, V, W, method="sderf", causal=causal),
+        "HRF": lambda Q, K, V, causal: attention.linear_attention(Q, K, V, hrf, causal=causal),
+    }
+
+
+def run(
+    lengths=(256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
+    d: int = 64,
+    m: int = 256,
+    repeats: int = 5,
+    methods=METHODS,
+    exact_max_length: int = 32768,
+    seed: int = 0,
+) -> list[dict]:
+    """One row per (method, causal, L): median ms, working memory (bytes) and whether the output is finite.
+    Exact attention above ``exact_max_length`` is planned (memory) but not run (ms None)."""
+    key = jax.random.key(seed)
+    fns = _attention_fns(d, m, jax.random.fold_in(key, 1))
+    rows = []
+    for L in lengths:
+        kq, kk, kv = jax.random.split(jax.random.fold_in(key, L), 3)
+        Q, K = (d**-0.25 * jax.random.normal(k, (1, L, d), jnp.float32) for k in (kq, kk))
+        V = jax.random.normal(kv, (1, L, d), jnp.float32)
+        for causal in (False, True):
+            for method in methods:
+                fn = jax.jit(partial(fns[method], causal=causal))
+                memory = harness.working_bytes(fn, Q, K, V)
+                row = {"method": method, "causal": causal, "L": L, "memory_bytes": memory, "ms": None}
+                if method != "exact" or L <= exact_max_length:
+                    out = fn(Q, K, V)
+                    row["finite"] = bool(jnp.all(jnp.isfinite(out)))
+                    calls = max(1, min(repeats, int(repeats * 4096 / L)))
+                    row["ms"] = 1e3 * harness.seconds(fn, Q, K, V, repeats=calls, min_seconds=0.0)
+                    del out
+                rows.append(row)
+    return rows
+
+
+def speedups(rows: list[dict]) -> list[dict]:
+    """exact ms / linear ms per (method, causal, L) where both were run."""
+    exact = {(r["causal"], r["L"]): r["ms"] for r in rows if r["method"] == "exact" and r["ms"] is not None}
+    return [
+        {"method": r["method"], "causal": r["causal"], "L": r["L"], "speedup": exact[r["causal"], r["L"]] / r["ms"]}
+        for r in rows
+        if r["method"] != "exact" and (r["causal"], r["L"]) in exact and r["ms"]
+    ]
+
+
+COLUMNS = ["method", "causal", "L", "ms", "memory_MiB", "finite"]
+FORMATS = {"ms": ".2f", "memory_MiB": ".1f"}
+
+
+def with_mib(rows: list[dict]) -> list[dict]:
+    """Rows with memory in MiB for display."""
+    return [{**r, "memory_MiB": None if r["memory_bytes"] is None else r["memory_bytes"] / 2**20} for r in rows]

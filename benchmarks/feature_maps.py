@@ -1,0 +1,84 @@
+"""Suite 1: feature maps against the roofline of their projection matmul ``X @ W.T``.
+
+Every map is timed jitted, in float32, at L points of dimension d with m projection rows, next to the bare matmul
+``X @ W.T`` with the same W (m, d) measured in the same run. The elementwise part of each map (exp, or sin and cos)
+is timed alone on an array of the map's output shape: it is the one cost a map may add to the matmul. GERF and
+SDERF are timed after fitting (the fit is suite 3). The angular hybrid (HRF) has 4m'(n + 1) features from 2m' + n
+projections; it is configured to the trigonometric map's width 2m.
+
+Run:  .venv/bin/python -m benchmarks --suite feature_maps
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from benchmarks import harness
+from rflib import fastmath, projections
+from rflib.features import classic, dense_exp, hybrid
+
+TARGET_RATIO = 2.0
+
+
+def _maps(W, X, Y, key, m):
+    """name → (jitted map X ↦ body, the elementwise function of the map, its width)."""
+    d = X.shape[1]
+    gerf, sderf = dense_exp.fit("gerf", X, Y), dense_exp.fit("sderf", X, Y)
+    k1, k2, k3 = jax.random.split(key, 3)
+    m_hrf, n_hrf = m // 8, 3  # 4 m'(n + 1) = 2m features
+    hrf = hybrid.angular_hybrid_estimator(
+        projections.orthogonal(k1, m_hrf, d).astype(X.dtype),
+        projections.orthogonal(k2, m_hrf, d).astype(X.dtype),
+        projections.gaussian(k3, n_hrf, d).astype(X.dtype),
+    )
+
+    def sincos_concat(P):
+        return jnp.concatenate(fastmath.sincos(P), axis=1)
+
+    return {
+        "positive (FAVOR+)": (lambda X: classic.positive_features(W, X).body, jnp.exp, m),
+        "hyperbolic (FAVOR+, antithetic)": (lambda X: classic.hyperbolic_features(W, X).body, jnp.exp, 2 * m),
+        "trigonometric": (lambda X: classic.trig_features(W, X).body, sincos_concat, 2 * m),
+        "GERF (fitted)": (lambda X: dense_exp.query_features(gerf, W, X).body, jnp.exp, m),
+        "SDERF (fitted)": (lambda X: dense_exp.query_features(sderf, W, X).body, jnp.exp, m),
+        f"HRF angular hybrid (m' = {m_hrf}, n = {n_hrf})": (lambda X: hrf.left(X).body, sincos_concat, 2 * m),
+    }
+
+
+def run(L: int = 4096, d: int = 64, m: int = 256, repeats: int = 15, seed: int = 0) -> list[dict]:
+    """One row per map: its time, the matmul's, their ratio, the elementwise part's time, and whether the float32
+    output is finite. The first row is the matmul baseline itself."""
+    key = jax.random.key(seed)
+    kx, ky, kw, kh = jax.random.split(key, 4)
+    X = d**-0.25 * jax.random.normal(kx, (L, d), jnp.float32)
+    Y = d**-0.25 * jax.random.normal(ky, (L, d), jnp.float32)
+    W = projections.orthogonal(kw, m, d).astype(jnp.float32)
+    time = partial(harness.seconds, repeats=repeats, min_seconds=0.05)
+    matmul = jax.jit(lambda X: X @ W.T)
+    base = time(matmul, X)
+    rows = [{"map": "X @ W.T (baseline)", "features": m, "ms": 1e3 * base, "ratio": 1.0}]
+    for name, (fn, elementwise, width) in _maps(W, X, Y, kh, m).items():
+        jitted = jax.jit(fn)
+        out = jitted(X)
+        P = jax.random.normal(key, (L, width if elementwise is jnp.exp else width // 2), jnp.float32)
+        t_map, t_elem = time(jitted, X), time(jax.jit(elementwise), P)
+        rows.append(
+            {
+                "map": name,
+                "features": int(out.shape[1]),
+                "ms": 1e3 * t_map,
+                "ratio": t_map / base,
+                "elementwise_ms": 1e3 * t_elem,
+                "ratio_without_elementwise": (t_map - t_elem) / base,
+                "finite": bool(jnp.all(jnp.isfinite(out))),
+                "within_target": t_map / base <= TARGET_RATIO,
+            }
+        )
+    return rows
+
+
+COLUMNS = ["map", "features", "ms", "ratio", "elementwise_ms", "ratio_without_elementwise", "finite"]
+FORMATS = {"ms": ".3f", "ratio": ".2f", "elementwise_ms": ".3f", "ratio_without_elementwise": ".2f"}

@@ -1,0 +1,43 @@
+"""The suites by name, their sizes per scale, and one entry point used by ``python -m benchmarks`` and notebook 11."""
+
+from __future__ import annotations
+
+import time
+
+from benchmarks import attention_scaling, feature_maps, fitting_overhead, harness, hrf_construction, kama_rotations
+
+SUITES = {
+    "feature_maps": feature_maps,
+    "attention_scaling": attention_scaling,
+    "fitting_overhead": fitting_overhead,
+    "hrf_construction": hrf_construction,
+    "kama_rotations": kama_rotations,
+}
+# "full": the sizes the performance issue asks for (each suite's defaults); "quick": every code path at small sizes.
+SIZES = {
+    "full": {name: {} for name in SUITES},
+    "quick": {
+        "feature_maps": {"L": 512, "repeats": 3},
+        "attention_scaling": {"lengths": (256, 1024), "repeats": 2},
+        "fitting_overhead": {"lengths": (256,), "repeats": 3},
+        "hrf_construction": {"points": 512, "repeats": 3, "configs": ((8, 8),)},
+        "kama_rotations": {"dims": (16, 64), "repeats": 3},
+    },
+}
+
+
+def run_suite(name: str, scale: str = "full") -> dict:
+    """Run one suite at ``scale`` ("full" or "quick"): {"suite", "scale", "device", "seconds", "rows"}."""
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; choose from {sorted(SUITES)}")
+    if scale not in SIZES:
+        raise ValueError(f"scale must be one of {sorted(SIZES)}, got {scale!r}")
+    start = time.perf_counter()
+    rows = SUITES[name].run(**SIZES[scale][name])
+    return {
+        "suite": name,
+        "scale": scale,
+        "device": harness.device_info(),
+        "seconds": time.perf_counter() - start,
+        "rows": rows,
+    }
