@@ -67,8 +67,8 @@ def run(
         V = jax.random.normal(kv, (1, L, d), jnp.float32)
         for causal in (False, True):
             for method in methods:
-                fn = jax.jit(partial(fns[method], causal=causal))
-                memory = harness.working_bytes(fn, Q, K, V)
+                fn = harness.compiled(partial(fns[method], causal=causal), Q, K, V)
+                memory = harness.working_bytes(fn)
                 row = {"method": method, "causal": causal, "L": L, "memory_bytes": memory, "ms": None}
                 if method != "exact" or L <= exact_max_length:
                     out = fn(Q, K, V)

@@ -30,13 +30,20 @@ def seconds(fn, *args, repeats: int = 7, min_seconds: float = 0.02) -> float:
     return timing.median_seconds(fn, *args, repeats=repeats, min_seconds=min_seconds)
 
 
-def working_bytes(fn, *args) -> int | None:
-    """Bytes XLA's buffer assignment reserves for ``jax.jit(fn)(*args)`` beyond its inputs: temporaries + output.
+def compiled(fn, *args):
+    """``jax.jit(fn)`` compiled ahead of time for ``args`` (call it like fn; compiling once serves both the
+    timing and :func:`working_bytes`)."""
+    return jax.jit(fn).lower(*args).compile()
+
+
+def working_bytes(executable) -> int | None:
+    """Bytes XLA's buffer assignment reserves for a :func:`compiled` executable beyond its inputs: temporaries +
+    output.
 
     This is the compiled plan's peak for intermediates (buffers are reused across the program), read without
     running it, so it is exact and noise-free; None where the backend does not report it.
     """
-    stats = jax.jit(fn).lower(*args).compile().memory_analysis()
+    stats = executable.memory_analysis()
     if stats is None:
         return None
     return int(stats.temp_size_in_bytes + stats.output_size_in_bytes)

@@ -17,11 +17,11 @@ SUITES = {
 SIZES = {
     "full": {name: {} for name in SUITES},
     "quick": {
-        "feature_maps": {"L": 512, "repeats": 3},
-        "attention_scaling": {"lengths": (256, 1024), "repeats": 2},
-        "fitting_overhead": {"lengths": (256,), "repeats": 3},
-        "hrf_construction": {"points": 512, "repeats": 3, "configs": ((8, 8),)},
-        "kama_rotations": {"dims": (16, 64), "repeats": 3},
+        "feature_maps": {"L": 256, "repeats": 2, "min_seconds": 0.0},
+        "attention_scaling": {"lengths": (256,), "repeats": 1},
+        "fitting_overhead": {"lengths": (256,), "repeats": 2},
+        "hrf_construction": {"points": 256, "repeats": 2, "configs": ((8, 8),)},
+        "kama_rotations": {"dims": (16,), "batches": (1,), "repeats": 2},
     },
 }
 
