@@ -2,9 +2,10 @@
 
 Every map is timed jitted, in float32, at L points of dimension d with m projection rows, next to the bare matmul
 ``X @ W.T`` with the same W (m, d) measured in the same run. The elementwise part of each map (exp, or sin and cos)
-is timed alone on an array of the map's output shape: it is the one cost a map may add to the matmul. GERF and
-SDERF are timed after fitting (the fit is suite 3). The angular hybrid (HRF) has 4m'(n + 1) features from 2m' + n
-projections; it is configured to the trigonometric map's width 2m.
+is timed alone on an array of the map's output shape: it is the one cost a map may add to the matmul. Maps that
+write 2m columns (hyperbolic, trigonometric, HRF) are also compared with a matmul of 2m rows, which writes as much.
+GERF and SDERF are timed after fitting (the fit is suite 3). The angular hybrid (HRF) has 4m'(n + 1) features from
+2m' + n projections; it is configured to the trigonometric map's width 2m.
 
 Run:  .venv/bin/python -m benchmarks --suite feature_maps
 """
@@ -61,7 +62,13 @@ def run(
     time = partial(harness.seconds, repeats=repeats, min_seconds=min_seconds)
     matmul = jax.jit(lambda X: X @ W.T)
     base = time(matmul, X)
-    rows = [{"map": "X @ W.T (baseline)", "features": m, "ms": 1e3 * base, "ratio": 1.0}]
+    W_wide = jnp.concatenate([W, -W])
+    wide = time(jax.jit(lambda X: X @ W_wide.T), X)
+    same_width = {m: base, 2 * m: wide}
+    rows = [
+        {"map": "X @ W.T (baseline)", "features": m, "ms": 1e3 * base, "ratio": 1.0, "ratio_same_width": 1.0},
+        {"map": "X @ [W; −W].T (2m-wide output)", "features": 2 * m, "ms": 1e3 * wide, "ratio": wide / base},
+    ]
     for name, (fn, elementwise, width) in _maps(W, X, Y, kh, m).items():
         jitted = jax.jit(fn)
         out = jitted(X)
@@ -75,6 +82,7 @@ def run(
                 "ratio": t_map / base,
                 "elementwise_ms": 1e3 * t_elem,
                 "ratio_without_elementwise": (t_map - t_elem) / base,
+                "ratio_same_width": t_map / same_width[int(out.shape[1])],
                 "finite": bool(jnp.all(jnp.isfinite(out))),
                 "within_target": t_map / base <= TARGET_RATIO,
             }
@@ -82,5 +90,20 @@ def run(
     return rows
 
 
-COLUMNS = ["map", "features", "ms", "ratio", "elementwise_ms", "ratio_without_elementwise", "finite"]
-FORMATS = {"ms": ".3f", "ratio": ".2f", "elementwise_ms": ".3f", "ratio_without_elementwise": ".2f"}
+COLUMNS = [
+    "map",
+    "features",
+    "ms",
+    "ratio",
+    "elementwise_ms",
+    "ratio_without_elementwise",
+    "ratio_same_width",
+    "finite",
+]
+FORMATS = {
+    "ms": ".3f",
+    "ratio": ".2f",
+    "elementwise_ms": ".3f",
+    "ratio_without_elementwise": ".2f",
+    "ratio_same_width": ".2f",
+}
