@@ -246,10 +246,10 @@ show(fit["rows"], fitting_overhead)
 rec.record(
     "favor_sharp_fit_fraction",
     "FAVOR#'s closed-form fit is a small fraction of one attention call (d = 64, m = 256, bidirectional)",
-    paper="FAVOR# §5.3: 'negligible' overhead, O(Ld² + d³)",
+    paper="FAVOR# §4.2–4.3: the fit adds O(Ld² + d³) to the O(LMd) of the features",
     ours={f"{r['method']}, L = {r['L']}": round(r["fraction"], 2) for r in fit["rows"]},
     holds="info",
-    note="at small L the d³ eigendecomposition of SDERF dominates the fit; its share falls as L grows",
+    note="both the fit (O(Ld² + d³)) and the call (O(Lmd)) grow with L, so the share stays roughly flat here",
 )
 
 # %% [markdown]
