@@ -8,9 +8,9 @@ STAMP  := $(VENV)/.installed
 SEED   ?= 0
 RUN     = $(PY) tools/run_notebooks.py --seed $(SEED)
 
-.PHONY: all notebooks quick paper test bench lint format venv clean distclean
+.PHONY: all notebooks report quick paper test bench lint format venv clean distclean
 
-all: notebooks
+all: notebooks report
 
 # The environment is rebuilt from scratch only when pyproject.toml or requirements-nodeps.txt changes. uv (pinned,
 # installed into the venv by pip) resolves and installs the same pins as pip would, ~10× faster (5 s vs 100 s here).
@@ -28,6 +28,10 @@ venv: $(STAMP)
 ## Every notebook at standard scale (the paper's settings wherever they fit): build/executed, figures/, results/.
 notebooks: $(STAMP)
 	$(RUN) --scale standard
+
+## REPRODUCTION.md from results/*.json: per paper, every claim, the paper's value, ours, the verdict, a link.
+report: $(STAMP)
+	$(PY) tools/make_report.py
 
 ## Every notebook at quick scale (CI smoke settings): build/quick/{executed,figures,results}.
 quick: $(STAMP)

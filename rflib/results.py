@@ -19,6 +19,19 @@ import numpy as np
 VERDICTS = ("holds", "fails", "scaled", "info")
 
 
+def cell(value) -> str:
+    """A recorded value as one Markdown table cell: floats to 4 significant digits, lists and dicts inline."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        return ", ".join(cell(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {cell(v)}" for k, v in value.items())
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
 def results_dir() -> Path:
     """``$RESULTS_DIR`` if set, else ``results/`` in the current directory."""
     return Path(os.environ.get("RESULTS_DIR", "results"))
@@ -99,17 +112,6 @@ class Recorder:
 
     def table(self) -> str:
         """The claims as a Markdown table (claim, paper, ours, verdict) for display in a notebook."""
-
-        def cell(value) -> str:
-            if value is None:
-                return "—"
-            if isinstance(value, float):
-                return f"{value:.4g}"
-            if isinstance(value, list):
-                return ", ".join(cell(v) for v in value)
-            if isinstance(value, dict):
-                return "; ".join(f"{k}: {cell(v)}" for k, v in value.items())
-            return str(value).replace("|", "\\|")
 
         rows = ["| claim | paper | ours | verdict |", "|---|---|---|---|"]
         rows += [f"| {c['claim']} | {cell(c['paper'])} | {cell(c['ours'])} | {c['verdict']} |" for c in self.claims]
