@@ -43,3 +43,19 @@ def test_runner_reports_the_failing_notebook_and_cell(tmp_path, capsys):
     assert "RuntimeError: deliberate failure" in report["error"] and "cell" in report["error"]
     assert runner.main(["--scale", "quick", str(bad)]) == 1
     assert "99_broken: cell" in capsys.readouterr().out
+
+
+@pytest.mark.notebook
+@pytest.mark.timeout(240)
+def test_a_quick_notebook_run_twice_gives_identical_results(tmp_path):
+    """Exact reproducibility: the same seed gives byte-identical results JSON (notebook 09: seeded numpy and the
+    exact formula; the cheapest notebook with Monte Carlo in it)."""
+    source = ROOT / "notebooks" / "09_softmax_vs_linear_separation.py"
+    texts = []
+    for run in ("first", "second"):
+        dirs = {name: tmp_path / run / name for name in ("executed", "figures", "results")}
+        report = runner.run_notebook(source, "quick", seed=3, dirs=dirs)
+        assert report["ok"], report["error"]
+        texts.append((dirs["results"] / f"{source.stem}.json").read_text())
+    assert texts[0] == texts[1]
+    assert '"seed": 3' in texts[0]

@@ -25,6 +25,19 @@ def test_environment_yml_pins_the_same_packages_as_pyproject():
     assert any(line.strip() == "- python=3.11" for line in yml_lines)
 
 
+def test_lock_file_pins_every_direct_dependency_at_the_pyproject_version_and_make_installs_from_it():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = dict(_name_and_pin(r) for r in project["dependencies"] + project["optional-dependencies"]["test"])
+    lock_lines = [line for line in (ROOT / "requirements.lock").read_text().splitlines() if "==" in line]
+    locked = dict(_name_and_pin(line) for line in lock_lines if not line.startswith((" ", "#")))
+    assert {name: locked.get(name) for name in pins} == pins, "requirements.lock is stale: run `make lock`"
+    assert len(locked) > 2 * len(pins), "the lock should pin the transitive dependencies too"
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-r requirements.lock" in makefile
+    assert re.search(r"^\$\(STAMP\): .*requirements\.lock", makefile, flags=re.M)
+    assert "- -r requirements.lock" in (ROOT / "environment.yml").read_text()
+
+
 def test_no_deps_requirements_are_pinned_installed_by_make_and_documented_for_conda():
     lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()]
     pins = dict(_name_and_pin(line) for line in lines if line)
