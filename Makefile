@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 SEED   ?= 0
 RUN     = $(PY) tools/run_notebooks.py --seed $(SEED)
 
-.PHONY: all notebooks report quick paper test bench lint format venv lock clean distclean
+.PHONY: all notebooks report book quick paper test bench lint format venv lock clean distclean
 
 all: notebooks report
 
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml requirements.lock requirements-nodeps.txt
 
 ## Re-resolve requirements.lock from pyproject.toml's pins (needs PyPI), then rebuild the environment from it.
 lock: $(STAMP)
-	$(VENV)/bin/uv pip compile pyproject.toml --extra test --python-version 3.11 --custom-compile-command "make lock" \
+	$(VENV)/bin/uv pip compile pyproject.toml --extra test --extra book --python-version 3.11 --custom-compile-command "make lock" \
 		--quiet -o requirements.lock
 
 venv: $(STAMP)
@@ -40,6 +40,11 @@ notebooks: $(STAMP)
 ## REPRODUCTION.md from results/*.json: per paper, every claim, the paper's value, ours, the verdict, a link.
 report: $(STAMP)
 	$(PY) tools/make_report.py
+
+## The offline HTML book of the executed notebooks (standard scale after `make`, else quick scale, run if needed):
+## build/book/_build/html/index.html. MathJax 3 comes from the npm registry (needs npm), pinned by checksum.
+book: $(STAMP)
+	$(PY) tools/build_book.py
 
 ## Every notebook at quick scale (CI smoke settings): build/quick/{executed,figures,results}.
 quick: $(STAMP)

@@ -16,6 +16,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import attention, projections
@@ -61,7 +62,7 @@ def run(
     key = jax.random.key(seed)
     fns = _attention_fns(d, m, jax.random.fold_in(key, 1))
     rows = []
-    for L in lengths:
+    for L in tqdm(lengths, desc="attention: L", leave=False):
         kq, kk, kv = jax.random.split(jax.random.fold_in(key, L), 3)
         Q, K = (d**-0.25 * jax.random.normal(k, (1, L, d), jnp.float32) for k in (kq, kk))
         V = jax.random.normal(kv, (1, L, d), jnp.float32)

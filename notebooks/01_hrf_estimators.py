@@ -95,12 +95,16 @@ def pair(r_x, r_y, theta, d=2):
 # For $\omega \sim \mathcal N(0, I_d)$ and $z \in \mathbb C^d$, $\mathbb E\, e^{\omega^\top z} = e^{z^2/2}$ with the
 # **bilinear** square $z^2 = \sum_i z_i^2$ (Lemma 2.4). With
 # $\Psi^m_M(u) = m^{-1/2} e^{-(Mu)^2/2}\,(e^{\omega_j^\top M u})_{j\le m}$ and $(Ax)^\top(A^{-\top}y) = x^\top y$,
+#
 # $$\widehat{\mathrm{SM}}{}^{\mathrm{cexp}}_m(x,y) = \Psi^m_A(x)^\top \Psi^m_{A^{-\top}}(y) \qquad\text{(eq 16)}$$
+#
 # is unbiased, and its real part is a real estimator. Writing $w = Ax + A^{-\top}y$, its MSEs are (derived in the
 # HRF notes §2.5; not printed in the paper)
+#
 # $$\mathbb E|\widehat{\mathrm{SM}} - \mathrm{SM}|^2 = \tfrac{\mathrm{SM}^2}{m}\big(e^{|w|^2} - 1\big),\qquad
 #   \mathbb E(\mathrm{Re}\,\widehat{\mathrm{SM}} - \mathrm{SM})^2
 #   = \tfrac{\mathrm{SM}^2}{2m}\big(e^{|w|^2} + \mathrm{Re}\, e^{w^2} - 2\big),$$
+#
 # so the variance vanishes iff $w = 0$ (eq 17). rflib never forms a complex number inside an estimate: the real
 # part of a bilinear product of $e^{R}(\cos I + i \sin I)$ features is a real product of $[e^R\cos I, e^R \sin I]$
 # with $[e^R\cos I, -e^R \sin I]$. We check everything against Gauss–Hermite quadrature over
@@ -223,8 +227,10 @@ rec.record(
 # $\mathrm{MSE}_{\mathrm{trig}} = \tfrac{1}{2m}e^{2r^2}(1 - e^{-4r^2\sin^2(\theta/2)})^2$ and
 # $\mathrm{MSE}_{++} = \tfrac{1}{2m}e^{4r^2\cos\theta + 2r^2}(1 - e^{-4r^2\cos^2(\theta/2)})^2$ (FAVOR+ is the
 # antithetic estimator of eq 3), and Theorem D.1 gives the angular hybrid's with $p = \theta/\pi$:
+#
 # $$\mathrm{MSE}_{\mathrm{hyb}} = p\big(p - \tfrac{p}{n} + \tfrac1n\big)\,\mathrm{MSE}_{++}
 #   + (1-p)\big(1 - p + \tfrac{p}{n}\big)\,\mathrm{MSE}_{\mathrm{trig}}\qquad\text{(eq 47, corrected).}$$
+#
 # The paper's Fig 1 plots these for $m = 10$, $n = 1$, $r \le 5$ (its length axis is mirrored about 0). MSEs reach
 # $e^{150}$, so we plot $\log_{10}$ MSE; `rflib.sphere` evaluates everything in log space. The markers in panel (d)
 # are seeded Monte Carlo of the real estimators at $r = 0.5$: iid Gaussian projections depend on $(x, y)$ only
@@ -429,8 +435,10 @@ rec.record(
 # $\epsilon_{S(r)} = \max_\theta\epsilon_{\theta,r}$. Lemma 3.4 (hidden symmetry):
 # trig and FAVOR+ share $\epsilon_{S(r)} = W(r)/\sqrt{2m}$, $W(r) = e^{2r^2}(1 - e^{-4r^2})$. Theorem 3.5 claims,
 # for $r \ge 1$,
+#
 # $$\epsilon_{S(r)}(\text{hybrid}) \le \frac{1}{r}\,\frac{W(r)}{\sqrt{2m}}
 #   \sqrt{\frac1\pi - \frac{1}{n\pi} + \frac{1}{n\sqrt\pi}}\qquad\text{(eq 27, as printed)}$$
+#
 # and $\epsilon_{\theta,r}/\sqrt\theta \to W(r)/\sqrt{2\pi m n}$ as $\theta \to 0$ (likewise
 # $/\sqrt{\pi - \theta}$ as $\theta \to \pi$; the paper prints $\sqrt{\theta - \pi}$).
 #
@@ -438,8 +446,10 @@ rec.record(
 # $2r^2\theta^*\sin\theta^* = 1$, which gives $\theta^* \le \sqrt\pi/(2r)$ and hence
 # $\max b^2_r \le e^{2r^2}/(2n\sqrt\pi\,r)$ — eq 64 prints $r^2$ in the denominator (and labels $b^1$ for $b^2$).
 # With that single fix the same proof yields
+#
 # $$\epsilon_{S(r)}(\text{hybrid}) \le \frac{W(r)}{\sqrt{2m}}\sqrt{\frac{1 - 1/n}{\pi r^2} + \frac{1}{n\sqrt\pi\, r}}
 #   \qquad\text{(corrected)},$$
+#
 # whose $n$-term decays like $r^{-1/2}$, not $r^{-1}$. We compute $\epsilon_{S(r)}$ exactly (a dense $\theta$ grid
 # polished by Brent's method, in log space so that $r$ up to 10 stays in float64) and compare, in units of
 # $W(r)/\sqrt{2m}$ (so $m$ drops out).

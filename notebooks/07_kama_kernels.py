@@ -282,7 +282,9 @@ rec.record(
 # covariance of $F(w) = f(w^\top x) f(w^\top y)$ over two orthogonal rows. Expanding the second row's law around the
 # Gaussian and applying Stein's identity twice gives $c = -\|H\|_F^2/(2d) + O(d^{-2})$ with
 # $H = \mathbb E[F(g)(gg^\top - I)]$ (a 2×2 object in span{x, y}), hence
+#
 # $$\mathrm{MSE_{URN}} - \mathrm{MSE_{ORN}} = \frac{d-1}{d\,m}\,\frac{\|H\|_F^2}{2} + O\!\left(\frac{1}{md}\right).$$
+#
 # For the angular kernel ($f = \mathrm{sgn}$), $\|H\|_F^2 = 8\sin^2\theta/\pi^2$ and $\mathrm{Var}\,F = 1 - K^2$.
 # `png.gain_law` computes $K$, $\mathrm{Var}\,F$ and $\|H\|_F^2$ by quadrature for any $f$.
 

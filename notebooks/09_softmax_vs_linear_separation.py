@@ -29,7 +29,9 @@
 # **How we check it.** The success rate has an exact formula (notes §2.7): the readouts $y_l$ are iid, and each
 # $F$'s sign is a union of per-neuron events, so with $p_B$ = P[a neuron fires on one of the three "zero" networks]
 # and $p_{BG}$ = P[it fires there or on $F_{\exp}$(D1)],
+#
 # $$P(E_{\rm success}\mid\text{data}) = (1-p_B)^m - (1-p_{BG})^m,$$
+#
 # averaged over where the special rows fall. `separation.success_probability` computes it (exactly by enumerating
 # all $2^d$ sign vectors for $d \le 14$, otherwise from sampled sign vectors); `separation.simulate_success` runs
 # the networks end to end. Every curve below is the simulation over the exact prediction.

@@ -123,8 +123,10 @@ def sigmas_for(d):
 #
 # For $X = 1_{d\times d}$, $V = I$ and matching special rows, the largest change of any attention-output coordinate
 # between D1 and D0 is, in units of $s$ (notes §3.8-5, derived),
+#
 # $$\text{linear: } \frac{a_1(1+a_1)}{n+a_1} - \frac{a_0(1+a_0)}{n+a_0} = \Theta(1/n), \qquad
 # \text{softmax: } a_1 w(a_1) - a_0 w(a_0) \to a_1,$$
+#
 # with $w(a) = n^{a+a^2}/(n^{a+a^2} + n - 1)$. So any readout neuron with $\|y_l\|_1 \le K$ moves by at most
 # $K\cdot\Theta(s/n)$ between the classes under linear attention: *that* is what the construction proves.
 

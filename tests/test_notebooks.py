@@ -25,6 +25,8 @@ def test_notebook_runs_at_quick_scale(path):
     assert results["parameters"]["scale"] == "quick"
     assert results["claims"], "the notebook recorded no claims"
     assert list((dirs["figures"]).glob("*.png")), "the notebook saved no figure"
+    executed = (dirs["executed"] / f"{path.stem}.ipynb").read_text()
+    assert '"image/png"' in executed, "the executed notebook shows no figure inline"
 
 
 def test_runner_reports_the_failing_notebook_and_cell(tmp_path, capsys):

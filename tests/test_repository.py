@@ -18,7 +18,8 @@ def _name_and_pin(requirement: str) -> tuple[str, str]:
 
 def test_environment_yml_pins_the_same_packages_as_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pins = dict(_name_and_pin(r) for r in project["dependencies"] + project["optional-dependencies"]["test"])
+    extras = project["optional-dependencies"]
+    pins = dict(_name_and_pin(r) for r in project["dependencies"] + extras["test"] + extras["book"])
     yml_lines = (ROOT / "environment.yml").read_text().splitlines()
     yml_pins = dict(_name_and_pin(line.strip()[2:]) for line in yml_lines if re.match(r"\s*- [A-Za-z].*==", line))
     assert yml_pins == pins
@@ -27,7 +28,8 @@ def test_environment_yml_pins_the_same_packages_as_pyproject():
 
 def test_lock_file_pins_every_direct_dependency_at_the_pyproject_version_and_make_installs_from_it():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pins = dict(_name_and_pin(r) for r in project["dependencies"] + project["optional-dependencies"]["test"])
+    extras = project["optional-dependencies"]
+    pins = dict(_name_and_pin(r) for r in project["dependencies"] + extras["test"] + extras["book"])
     lock_lines = [line for line in (ROOT / "requirements.lock").read_text().splitlines() if "==" in line]
     locked = dict(_name_and_pin(line) for line in lock_lines if not line.startswith((" ", "#")))
     assert {name: locked.get(name) for name in pins} == pins, "requirements.lock is stale: run `make lock`"

@@ -61,7 +61,8 @@ def run_notebook(source: Path, scale: str, seed: int = 0, dirs: dict[str, Path] 
     env_before = dict(os.environ)
     os.environ["FIG_DIR"] = str(dirs["figures"])
     os.environ["RESULTS_DIR"] = str(dirs["results"])
-    os.environ.setdefault("MPLBACKEND", "agg")
+    # Inline figures (rendered headless by Agg) so the executed notebooks and the book show them; "agg" would not.
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     os.environ.update(ALLOCATOR_ENV)  # stable wall-clock timings in the kernels (benchmarks/allocator.py)
     # The notebook chooses its own precision; don't let the test process's float64 flag leak into it.
     os.environ.pop("JAX_ENABLE_X64", None)

@@ -1,0 +1,204 @@
+#!/usr/bin/env python
+"""Build the offline HTML book of the executed notebooks: the engine behind ``make book``.
+
+    python tools/build_book.py                       # build/book/_build/html/index.html
+    python tools/build_book.py --executed build/quick/executed
+
+Steps:
+1. Choose the executed notebooks. By default these are ``build/executed`` (standard scale, written by ``make``)
+   when it holds every notebook. Otherwise they are ``build/quick/executed``; missing quick runs are executed first.
+2. Vendor MathJax 3 from the npm registry. ``npm pack mathjax@3.2.2`` is checked against a pinned SHA-1 and its
+   ``es5/`` is unpacked into the book's static files, so math renders with no network.
+3. Write a Jupyter Book (< 2, Sphinx based) source tree. It holds a landing page listing each paper with its
+   notebooks, the reproduction report, and the notebooks themselves (without their stderr: progress bars).
+   Nothing is re-executed, and no launch, comment or repository buttons are added: the pages make no external
+   request.
+4. ``jupyter-book build``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+MATHJAX = "mathjax@3.2.2"
+MATHJAX_SHA1 = "c754d7b46a679d7f3fa03543d6b8bf124ddf9f6b"  # npm's shasum of mathjax-3.2.2.tgz
+PAPERS = (
+    ("Background: random features of the softmax kernel", "Performer (FAVOR+) and HRF §2", ("00",)),
+    ("Hybrid Random Features", "Choromanski et al., ICLR 2022", ("01", "02", "03")),
+    ("FAVOR#: sharp attention kernel approximations", "Likhosherstov et al.", ("04", "05", "06")),
+    ("KAMA-NNs: low-dimensional rotation based neural networks", "Choromanski et al., AISTATS 2019", ("07", "08")),
+    ("Why softmax attention outperforms linear attention", "Deng, Song, Yuan, Zhou", ("09", "10")),
+    ("Performance", "measured speed and scaling of rflib", ("11",)),
+)
+BOOK_CONFIG = """\
+title: rflib reproductions
+author: rflib reproductions
+copyright: "2026"
+only_build_toc_files: true
+execute:
+  execute_notebooks: "off"
+parse:
+  myst_enable_extensions: [dollarmath, amsmath]
+html:
+  use_repository_button: false
+  use_issues_button: false
+  use_edit_page_button: false
+  use_download_button: false
+  comments:
+    hypothesis: false
+    utterances: false
+launch_buttons:
+  notebook_interface: classic
+  binderhub_url: ""
+  jupyterhub_url: ""
+  colab_url: ""
+  thebe: false
+sphinx:
+  config:
+    html_static_path: [vendor]
+    mathjax_path: mathjax/tex-chtml.js
+    html_show_sourcelink: false
+    html_theme_options:
+      use_download_button: false
+      use_fullscreen_button: false
+      search_bar_text: "Search the book"
+"""
+
+
+def notebook_names() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "notebooks").glob("*.py"))
+
+
+def choose_executed(explicit: Path | None, *, quick_only: bool = False) -> tuple[Path, str]:
+    """(directory of executed notebooks, its scale), running quick-scale notebooks when nothing else exists."""
+    names = notebook_names()
+    if explicit is not None:
+        return explicit, "as given"
+    standard = ROOT / "build" / "executed"
+    if not quick_only and all((standard / f"{n}.ipynb").exists() for n in names):
+        return standard, "standard"
+    quick = ROOT / "build" / "quick" / "executed"
+    missing = [n for n in names if not (quick / f"{n}.ipynb").exists()]
+    if missing:
+        print(f"no executed notebooks for {', '.join(missing)}: running them at quick scale", flush=True)
+        runner = [sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--scale", "quick"]
+        subprocess.run(runner + [str(ROOT / "notebooks" / f"{n}.py") for n in missing], check=True)
+    return quick, "quick"
+
+
+def vendor_mathjax(cache: Path, static: Path) -> None:
+    """Unpack MathJax's es5 bundle into ``static/mathjax`` (npm pack, checked against MATHJAX_SHA1)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    tarball = cache / f"{MATHJAX.replace('@', '-')}.tgz"
+    if not tarball.exists():
+        if shutil.which("npm") is None:
+            raise SystemExit("make book needs npm (Debian: apt-get install npm) to fetch MathJax from the npm registry")
+        subprocess.run(["npm", "pack", MATHJAX, "--pack-destination", str(cache), "--silent"], check=True)
+    digest = hashlib.sha1(tarball.read_bytes()).hexdigest()
+    if digest != MATHJAX_SHA1:
+        tarball.unlink()
+        raise SystemExit(f"{tarball.name}: SHA-1 {digest} does not match the pinned {MATHJAX_SHA1}; run again")
+    target = static / "mathjax"
+    shutil.rmtree(target, ignore_errors=True)
+    with tarfile.open(tarball) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith("package/es5/")]
+        for m in members:
+            m.name = m.name.removeprefix("package/es5/")
+        tar.extractall(target, members=members, filter="data")
+
+
+def landing_page(names: list[str], scale: str) -> str:
+    """index.md: what the book is, and each paper with its notebooks."""
+    lines = [
+        "# rflib reproductions",
+        "",
+        "A literate, executable reproduction of four papers on random features and attention, with `rflib`, the "
+        "JAX/numpy library that implements their estimators. Every page below is an executed notebook: the claim, "
+        "the derivation, the code, the figure, and a paper-vs-ours table. "
+        "[The reproduction report](reproduction) lists every claim with its verdict.",
+        "",
+        f"*These pages show the notebooks executed at **{scale}** scale.*",
+        "",
+    ]
+    for title, authors, prefixes in PAPERS:
+        chapter = [n for n in names if n[:2] in prefixes]
+        if not chapter:
+            continue
+        lines += [f"## {title}", "", f"*{authors}*", ""]
+        lines += [f"- [{n[:2]} · {n[3:].replace('_', ' ')}]({n})" for n in chapter]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def reproduction_page() -> str:
+    """REPRODUCTION.md with its links to notebook sources pointed at the book's notebook pages."""
+    text = (ROOT / "REPRODUCTION.md").read_text()
+    return re.sub(r"\]\(notebooks/(\w+)\.py(?:#L\d+)?\)", r"](\1.ipynb)", text)
+
+
+def table_of_contents(names: list[str]) -> str:
+    lines = ["format: jb-book", "root: index", "parts:"]
+    for title, _, prefixes in PAPERS:
+        chapter = [n for n in names if n[:2] in prefixes]
+        if chapter:
+            lines += [f'  - caption: "{title}"', "    chapters:"] + [f"      - file: {n}" for n in chapter]
+    lines += ['  - caption: "Report"', "    chapters:", "      - file: reproduction"]
+    return "\n".join(lines) + "\n"
+
+
+def write_source(src: Path, executed: Path, scale: str, mathjax_cache: Path) -> list[str]:
+    """The book's source tree under ``src``; returns the notebook names included."""
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    names = [n for n in notebook_names() if (executed / f"{n}.ipynb").exists()]
+    for n in names:
+        notebook = nbformat.read(executed / f"{n}.ipynb", as_version=4)
+        for cell in notebook.cells:  # progress bars and kernel noise are for live runs, not for readers
+            if cell.get("outputs"):
+                cell.outputs = [
+                    o for o in cell.outputs if not (o.get("output_type") == "stream" and o.name == "stderr")
+                ]
+        nbformat.write(notebook, src / f"{n}.ipynb")
+    (src / "_config.yml").write_text(BOOK_CONFIG)
+    (src / "_toc.yml").write_text(table_of_contents(names))
+    (src / "index.md").write_text(landing_page(names, scale))
+    (src / "reproduction.md").write_text(reproduction_page())
+    vendor_mathjax(mathjax_cache, src / "vendor")
+    return names
+
+
+def build(executed: Path | None = None, out: Path = ROOT / "build" / "book", *, quick_only: bool = False) -> Path:
+    """Build the book into ``out`` (``quick_only``: from the quick-scale runs even after ``make``); returns the HTML
+    directory."""
+    executed, scale = choose_executed(executed, quick_only=quick_only)
+    names = write_source(out / "src", executed, scale, ROOT / "build" / "vendor")
+    print(f"book: {len(names)} notebooks from {executed} ({scale} scale)", flush=True)
+    shutil.rmtree(out / "_build", ignore_errors=True)
+    command = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(out / "src"), "--path-output", str(out)]
+    subprocess.run(command + ["--warningiserror", "--quiet"], check=True)
+    html = out / "_build" / "html"
+    print(f"book: {html / 'index.html'}")
+    return html
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--executed", type=Path, help="directory of executed .ipynb (default: see module doc)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "book")
+    args = parser.parse_args(argv)
+    build(args.executed, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
