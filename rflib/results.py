@@ -81,8 +81,9 @@ class Recorder:
             self.claims = doc.get("claims", [])
         self._write()
 
-    def record(self, claim_id: str, text: str, *, ours, holds: bool | str, paper=None, note: str = "") -> dict:
-        """Record one claim and rewrite the file.
+    def record(self, claim_id: str, text: str, *, ours, holds: bool | str, paper=None, note: str = "") -> None:
+        """Record one claim and rewrite the file (returns nothing, so a notebook cell does not echo the entry;
+        :meth:`table` shows the claims).
 
         Args:
           claim_id: short stable identifier, unique within the notebook (e.g. ``"lemma_2_2_trig_mse"``).
@@ -103,7 +104,6 @@ class Recorder:
             entry["note"] = note
         self.claims.append(entry)
         self._write()
-        return entry
 
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,6 +126,6 @@ class Recorder:
         return "\n".join(lines)
 
 
-def record(notebook: str, claim_id: str, text: str, *, ours, holds, paper=None, note: str = "") -> dict:
+def record(notebook: str, claim_id: str, text: str, *, ours, holds, paper=None, note: str = "") -> None:
     """Append one claim to ``<RESULTS_DIR>/<notebook>.json``, keeping the claims already there (:class:`Recorder`)."""
-    return Recorder(notebook, fresh=False).record(claim_id, text, ours=ours, holds=holds, paper=paper, note=note)
+    Recorder(notebook, fresh=False).record(claim_id, text, ours=ours, holds=holds, paper=paper, note=note)

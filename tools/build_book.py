@@ -117,6 +117,14 @@ def vendor_mathjax(cache: Path, static: Path) -> None:
         tar.extractall(target, members=members, filter="data")
 
 
+def notebook_title(name: str) -> str:
+    """The notebook's title: its first ``# # `` heading in the percent-format source (else its name)."""
+    for line in (ROOT / "notebooks" / f"{name}.py").read_text().splitlines():
+        if line.startswith("# # "):
+            return line[4:].strip()
+    return name
+
+
 def landing_page(names: list[str], scale: str) -> str:
     """index.md: what the book is, and each paper with its notebooks."""
     lines = [
@@ -135,7 +143,7 @@ def landing_page(names: list[str], scale: str) -> str:
         if not chapter:
             continue
         lines += [f"## {title}", "", f"*{authors}*", ""]
-        lines += [f"- [{n[:2]} · {n[3:].replace('_', ' ')}]({n})" for n in chapter]
+        lines += [f"- [{notebook_title(n)}]({n})" for n in chapter]
         lines.append("")
     return "\n".join(lines)
 
