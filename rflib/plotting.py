@@ -8,6 +8,7 @@ published figures.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import matplotlib as mpl
@@ -42,6 +43,22 @@ def fig_dir() -> Path:
     return Path(os.environ.get("FIG_DIR", "figures"))
 
 
+def unlabelled_axes(fig) -> list[str]:
+    """Panels of ``fig`` that draw data but lack an x or y label (a label on an axis shared with another panel
+    counts for both; colour bars and hidden panels are skipped). Returns one description per problem."""
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.axison or hasattr(ax, "_colorbar") or not (ax.lines or ax.collections or ax.patches or ax.images):
+            continue
+        for axis, get, siblings in (
+            ("x", lambda a: a.get_xlabel(), ax.get_shared_x_axes().get_siblings(ax)),
+            ("y", lambda a: a.get_ylabel(), ax.get_shared_y_axes().get_siblings(ax)),
+        ):
+            if not any(get(a).strip() for a in siblings):
+                problems.append(f"panel {i} ({ax.get_title() or 'untitled'}): no {axis} label")
+    return problems
+
+
 def savefig(name: str, fig=None, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
     """Save ``fig`` (default: the current figure) as ``<FIG_DIR>/<name>.<fmt>`` for each format; return the paths.
 
@@ -51,6 +68,9 @@ def savefig(name: str, fig=None, formats: tuple[str, ...] = ("png", "pdf")) -> l
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"name must be a plain file stem such as 'primer_mse', got {name!r}")
     fig = plt.gcf() if fig is None else fig
+    if os.environ.get("RFLIB_CHECK_LABELS"):
+        for problem in unlabelled_axes(fig):
+            print(f"[unlabelled] {name}: {problem}", file=sys.stderr)
     out_dir = fig_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None}}

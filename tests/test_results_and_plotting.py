@@ -54,3 +54,16 @@ def test_savefig_honours_fig_dir(tmp_path, monkeypatch):
     assert [p.name for p in paths] == ["demo.png", "demo.pdf"] and all(p.stat().st_size > 0 for p in paths)
     with pytest.raises(ValueError, match="plain file stem"):
         plotting.savefig("../escape", fig)
+
+
+def test_unlabelled_axes_finds_panels_without_labels_and_accepts_shared_ones():
+    fig, axes = plt.subplots(1, 3, sharey=True)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_xlabel("n")
+    axes[0].set_ylabel("error (unitless)")  # shared: counts for all three
+    fig.colorbar(axes[2].scatter([0], [0], c=[1.0]), ax=axes[2])
+    assert plotting.unlabelled_axes(fig) == []
+    axes[1].set_xlabel("")
+    assert plotting.unlabelled_axes(fig) == ["panel 1 (untitled): no x label"]
+    plt.close(fig)
