@@ -33,6 +33,10 @@ def _build_book() -> Path:
 
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)")
+@pytest.mark.skipif(
+    shutil.which("npm") is None and not (ROOT / "build" / "vendor" / "mathjax-3.2.2.tgz").exists(),
+    reason="npm is not installed, so MathJax cannot be vendored (Debian: apt-get install npm)",
+)
 def test_book_pages_render_math_and_images_with_no_external_request():
     from playwright.sync_api import sync_playwright
 
