@@ -375,7 +375,11 @@ ax_q.bar(
 )
 ax_q.axhline(target, color="k", ls="--", lw=1, label=r"$\mathbb{E}\,e^{\omega^\top z} = e^{1/2}$")
 ax_q.set_xticks(range(3), ["iid", "ORF sign-fixed\n(rflib)", "ORF unfixed QR\n(public code)"])
-ax_q.set(ylabel="mean of exp(ωᵀe₁)  (unitless)", title=f"(a) bias of the unfixed QR, d = {d_qr}")
+ax_q.set(
+    xlabel="projection matrix",
+    ylabel="mean of exp(ωᵀe₁)  (unitless)",
+    title=f"(a) bias of the unfixed QR, d = {d_qr}",
+)
 ax_q.set_ylim(1.0, 1.8)
 ax_q.legend(loc="lower right")
 for (name, rows), colour in zip(ratio.items(), plotting.PALETTE, strict=False):

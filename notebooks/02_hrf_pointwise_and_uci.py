@@ -571,8 +571,7 @@ for ax, (sname, out) in zip(axes, cluster_results.items(), strict=True):
         vals = out["res"][name]
         ax.plot(ms, vals.mean(axis=1), "o-", color=colour, ms=4, label=name)
         ax.fill_between(ms, vals.min(axis=1), vals.max(axis=1), color=colour, alpha=0.15)
-    ax.set(yscale="log", xlabel="number of random features m", title=sname)
-axes[0].set_ylabel("empirical MSE (mean over pairs)")
+    ax.set(yscale="log", xlabel="number of random features m", ylabel="empirical MSE (mean over pairs)", title=sname)
 axes[0].legend(fontsize=7)
 fig.text(
     0.01,

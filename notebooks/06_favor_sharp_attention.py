@@ -207,6 +207,7 @@ axes[0].set_title("learned MNIST-Transformer attention (±2 s.e.)")
 names = ["TrigRF", *[LABEL[k] for k in KINDS]]
 axes[1].bar(range(len(names)), [mean_lrv[k] for k in ("trig", *KINDS)], color=plotting.PALETTE[: len(names)])
 axes[1].set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+axes[1].set_xlabel("random-feature family")
 axes[1].set_ylabel("mean log(Var / K²), one feature")
 axes[1].set_title("kernel-level variance on the same queries/keys")
 fig.suptitle(

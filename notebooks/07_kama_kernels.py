@@ -494,7 +494,12 @@ axes[2].semilogx(
 )
 axes[2].axhline(1, color="k", ls=":", lw=0.8)
 axes[2].axvline(0.5, color="k", ls="--", lw=0.8)
-axes[2].set(yscale="log", xlabel="k / (d ln d)", title="mixing diagnostics (dashed: coupon collector, C = 1)")
+axes[2].set(
+    yscale="log",
+    xlabel="k / (d ln d)",
+    ylabel="ratio to the Haar value (unitless)",
+    title="mixing diagnostics (dashed: coupon collector, C = 1)",
+)
 axes[2].legend(fontsize=8)
 fig.suptitle(f"Theorem 2 and the k needed ({scale} scale, {S['draws']:,} draws per point, ±2 s.e.)", fontsize=10)
 fig.tight_layout()

@@ -105,7 +105,11 @@ ax.barh(names, rest, color=plotting.PALETTE[0], label="projection, reductions, w
 ax.barh(names, elem, left=rest, color=plotting.PALETTE[1], label="elementwise exp / sin+cos (timed alone)")
 ax.axvline(1, color="k", lw=0.8)
 ax.axvline(feature_maps.TARGET_RATIO, color="k", lw=0.8, ls="--", label="target: 2× the matmul")
-ax.set(xlabel="time / time of X @ W.T (unitless)", title=f"m = {fm_rows[0]['features']} projections per map")
+ax.set(
+    xlabel="time / time of X @ W.T (unitless)",
+    ylabel="feature map",
+    title=f"m = {fm_rows[0]['features']} projections per map",
+)
 ax.invert_yaxis()
 ax.legend(fontsize=8, loc="lower right")
 fig.suptitle(

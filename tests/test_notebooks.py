@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ _spec.loader.exec_module(runner)
 @pytest.mark.notebook
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_at_quick_scale(path):
+def test_notebook_runs_at_quick_scale(path, monkeypatch):
+    monkeypatch.setenv("RFLIB_CHECK_LABELS", "1")  # plotting.savefig reports panels without axis labels
     dirs = runner.output_dirs("quick")
     report = runner.run_notebook(path, "quick", seed=0, dirs=dirs)
     assert report["ok"], f"{path.stem} failed at {report['error']}"
@@ -27,6 +29,8 @@ def test_notebook_runs_at_quick_scale(path):
     assert list((dirs["figures"]).glob("*.png")), "the notebook saved no figure"
     executed = (dirs["executed"] / f"{path.stem}.ipynb").read_text()
     assert '"image/png"' in executed, "the executed notebook shows no figure inline"
+    unlabelled = sorted(set(re.findall(r"\[unlabelled\] [^\\\"]*", executed)))
+    assert not unlabelled, f"figure panels without axis labels: {unlabelled}"
 
 
 def test_runner_reports_the_failing_notebook_and_cell(tmp_path, capsys):
