@@ -78,7 +78,8 @@ def _counts(claims) -> str:
 
 
 def _text(value) -> str:
-    return cell(value).replace("|", "\\|") if not isinstance(value, str) else value.replace("|", "\\|")
+    """A value as one table cell (pipes escaped, newlines folded: :func:`rflib.results.cell`)."""
+    return cell(value)
 
 
 def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
