@@ -20,19 +20,15 @@ from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import attention, projections
-from rflib.features import classic, hybrid
+from rflib.features import classic
 
 METHODS = ("exact", "FAVOR+", "FAVOR#", "HRF")
 
 
 def _attention_fns(d: int, m: int, key) -> dict:
-    k1, k2, k3, k4 = jax.random.split(key, 4)
+    k1, k2 = jax.random.split(key)
     W = projections.orthogonal(k1, m, d).astype(jnp.float32)
-    hrf = hybrid.angular_hybrid_estimator(
-        projections.orthogonal(k2, m // 8, d).astype(jnp.float32),
-        projections.orthogonal(k3, m // 8, d).astype(jnp.float32),
-        projections.gaussian(k4, 3, d).astype(jnp.float32),
-    )
+    hrf = harness.angular_hrf(k2, m, d)
 
     def exact(Q, K, V, causal):
         out = jax.nn.dot_product_attention(Q[:, :, None], K[:, :, None], V[:, :, None], scale=1.0, is_causal=causal)

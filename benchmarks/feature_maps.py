@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from benchmarks import harness
 from rflib import fastmath, projections
-from rflib.features import classic, dense_exp, hybrid
+from rflib.features import classic, dense_exp
 
 TARGET_RATIO = 2.0
 
@@ -28,13 +28,7 @@ def _maps(W, X, Y, key, m):
     """name → (jitted map X ↦ body, the elementwise function of the map, its width)."""
     d = X.shape[1]
     gerf, sderf = dense_exp.fit("gerf", X, Y), dense_exp.fit("sderf", X, Y)
-    k1, k2, k3 = jax.random.split(key, 3)
-    m_hrf, n_hrf = m // 8, 3  # 4 m'(n + 1) = 2m features
-    hrf = hybrid.angular_hybrid_estimator(
-        projections.orthogonal(k1, m_hrf, d).astype(X.dtype),
-        projections.orthogonal(k2, m_hrf, d).astype(X.dtype),
-        projections.gaussian(k3, n_hrf, d).astype(X.dtype),
-    )
+    hrf = harness.angular_hrf(key, m, d, X.dtype)
 
     def sincos_concat(P):
         return jnp.concatenate(fastmath.sincos(P), axis=1)
@@ -45,7 +39,7 @@ def _maps(W, X, Y, key, m):
         "trigonometric": (lambda X: classic.trig_features(W, X).body, sincos_concat, 2 * m),
         "GERF (fitted)": (lambda X: dense_exp.query_features(gerf, W, X).body, jnp.exp, m),
         "SDERF (fitted)": (lambda X: dense_exp.query_features(sderf, W, X).body, jnp.exp, m),
-        f"HRF angular hybrid (m' = {m_hrf}, n = {n_hrf})": (lambda X: hrf.left(X).body, sincos_concat, 2 * m),
+        f"HRF angular hybrid (m' = {m // 8}, n = 3)": (lambda X: hrf.left(X).body, sincos_concat, 2 * m),
     }
 
 

@@ -6,10 +6,12 @@ import os
 import platform
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from benchmarks.allocator import allocator_tuned
-from rflib import timing
+from rflib import projections, timing
+from rflib.features import hybrid
 
 
 def device_info() -> dict:
@@ -23,6 +25,17 @@ def device_info() -> dict:
         "jax": jax.__version__,
         "allocator_tuned": allocator_tuned(),
     }
+
+
+def angular_hrf(key, m: int, d: int, dtype=jnp.float32):
+    """The suites' HRF configuration: the angular hybrid with m' = m/8 orthogonal base projections per base and
+    n = 3 λ projections, i.e. 4m'(n + 1) = 2m features from 2m' + n projections."""
+    k1, k2, k3 = jax.random.split(key, 3)
+    return hybrid.angular_hybrid_estimator(
+        projections.orthogonal(k1, m // 8, d).astype(dtype),
+        projections.orthogonal(k2, m // 8, d).astype(dtype),
+        projections.gaussian(k3, 3, d).astype(dtype),
+    )
 
 
 def seconds(fn, *args, repeats: int = 7, min_seconds: float = 0.02) -> float:

@@ -59,8 +59,3 @@ def sincos(x) -> tuple[jax.Array, jax.Array]:
 def cos(x) -> jax.Array:
     """cos x through :func:`sincos` (XLA drops the unused sine)."""
     return sincos(x)[1]
-
-
-def sin(x) -> jax.Array:
-    """sin x through :func:`sincos`."""
-    return sincos(x)[0]

@@ -186,6 +186,16 @@ def network(c, Y, tau: float) -> Output:
     return Output(float(np.maximum(scores - tau, 0.0).sum()), float(scores.max() - tau))
 
 
+def threshold(case: str, params: dict) -> float:
+    """τ for ``case``: ``params["tau"]`` if given, else (c + 0.1)√log n for "self" (Thm 6.2) and 0.9 for "cross"
+    (App. F.6)."""
+    if case == "self":
+        return params.get("tau", self_threshold(params["n"], params["c"]))
+    if case == "cross":
+        return params.get("tau", 0.9)
+    raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
+
+
 def rademacher(rng: np.random.Generator, d: int, m: int) -> np.ndarray:
     """Readout matrix Y ∈ {±1}^{d×m} with iid uniform signs."""
     return rng.choice(np.array([-1.0, 1.0]), size=(d, m))
@@ -259,9 +269,9 @@ def success_probability(case: str, m: int, sigmas, **params) -> float:
     ``sigmas``: all 2^d sign vectors (exact) or a sample of them (then the result is a Monte Carlo estimate).
     """
     m = _checks.positive_int("m", m)
+    tau = threshold(case, params)
     if case == "self":
         n, d, b, c = params["n"], params["d"], params["b"], params["c"]
-        tau = params.get("tau", self_threshold(n, c))
         groups = d - 2
 
         def rows(a, j3):
@@ -271,7 +281,6 @@ def success_probability(case: str, m: int, sigmas, **params) -> float:
         placements = ((0, 1 / groups), (1, 1 - 1 / groups)) if groups > 1 else ((0, 1.0),)
     elif case == "cross":
         n, d = params["n"], params["d"]
-        tau = params.get("tau", 0.9)
         groups = d - 1
 
         def rows(a, j3):
@@ -367,12 +376,7 @@ def success_indicators(case: str, Y, positions_d1, positions_d0, *, distinct: bo
     tau).  ``distinct=True`` attends with the distinct query rows only (exact, :func:`distinct_query_rows`);
     ``False`` evaluates all n rows.  Vectorised over trials in chunks of bounded memory.  Returns (T,) bool.
     """
-    if case == "self":
-        tau = params.get("tau", self_threshold(params["n"], params["c"]))
-    elif case == "cross":
-        tau = params.get("tau", 0.9)
-    else:
-        raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
+    tau = threshold(case, params)
     Y = np.asarray(Y, float)
     n, d = params["n"], params["d"]
     if Y.ndim != 3 or Y.shape[1] != d:

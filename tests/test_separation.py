@@ -265,7 +265,7 @@ def test_vectorised_distinct_row_networks_equal_the_per_trial_full_networks(case
     Y = sp.rademacher(rng, d, m * trials).reshape(d, trials, m).transpose(1, 0, 2)
     shape = (trials,) if case == "self" else (trials, 2)
     d1, d0 = rng.integers(n, size=shape), rng.integers(n, size=shape)
-    tau = sp.self_threshold(n, params["c"]) if case == "self" else 0.9
+    tau = sp.threshold(case, params)
     for a, positions in ((params["a1"], d1), (params["a0"], d0)):
         Q, K, X = sp._batch_points(case, a, positions, params)
         rows, multiplicity = sp.distinct_query_rows(Q)
