@@ -253,7 +253,7 @@ fig.text(
     0.01,
     -0.04,
     f"Markers: seeded Monte Carlo ({S['mc_draws']:,} single-feature draws per angle, ±2σ), "
-    f"scale={scale}. Lines and surface: closed forms (HRF Lemma 2.2), m = {m} as in HRF Fig 1.",
+    f"{scale} scale. Lines and surface: closed forms (HRF Lemma 2.2), m = {m} as in HRF Fig 1.",
     fontsize=8,
 )
 plotting.savefig("primer_mse_profiles", fig)
@@ -396,7 +396,7 @@ ax_r.legend()
 fig.text(
     0.01,
     -0.05,
-    f"scale={scale}: (a) {n_rows:,} rows per sampler; (b) {S['orth_redraws']:,} redraws of W per "
+    f"{scale} scale: (a) {n_rows:,} rows per sampler; (b) {S['orth_redraws']:,} redraws of W per "
     "point, iid MSE in closed form, ±2 standard errors.",
     fontsize=8,
 )
@@ -480,7 +480,7 @@ ax.legend(fontsize=8)
 fig.text(
     0.01,
     -0.06,
-    f"scale={scale}: median and interquartile band over {S['att_seeds']} feature draws, × = worst "
+    f"{scale} scale: median and interquartile band over {S['att_seeds']} feature draws, × = worst "
     f"draw; one fixed random Q, K, V (σ = {sigma_qk}).",
     fontsize=8,
 )

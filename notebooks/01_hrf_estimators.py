@@ -283,7 +283,7 @@ for k, (name, Z) in enumerate(surfaces.items()):
     Zc = np.clip(Z, -6, None)
     for sgn in (1, -1):  # the paper mirrors the length axis about 0
         ax.plot_surface(TH, sgn * RR, Zc, cmap="viridis", vmin=-6, vmax=66, linewidth=0, rstride=2, cstride=2)
-    ax.set(xlabel="θ (rad)", ylabel="r (mirrored)", zlabel="log₁₀ MSE", title=f"({'abc'[k]}) {name}")
+    ax.set(xlabel="θ (rad)", ylabel="input norm r (mirrored)", zlabel="log₁₀ MSE", title=f"({'abc'[k]}) {name}")
     ax.set_zlim(-6, 66)
     ax.view_init(elev=22, azim=-60)
 ax = fig.add_subplot(1, 4, 4)
@@ -299,7 +299,7 @@ fig.text(
     -0.05,
     f"HRF Fig 1 reproduced from the closed forms (Lemma 2.2, corrected eq 47), m = {M_FIG1}, n = {N_FIG1}, "
     f"r ∈ (0, 5], surfaces clipped below at 10⁻⁶. (d) markers: {S['mc_draws']:,} seeded Monte Carlo draws per angle "
-    f"of rflib's estimators (scale={scale}); exact zeros plotted at the axis floor.",
+    f"of rflib's estimators ({scale} scale); exact zeros plotted at the axis floor.",
     fontsize=8,
 )
 fig.subplots_adjust(wspace=0.25)
@@ -529,7 +529,7 @@ fig.text(
     0.01,
     -0.05,
     f"Exact closed forms (corrected eq 47), m = {M_FIG1} (drops out in these units); max over θ on a "
-    f"{S['n_grid']:,}-point grid polished by Brent's method; {S['r_points']} radii (scale={scale}).",
+    f"{S['n_grid']:,}-point grid polished by Brent's method; {S['r_points']} radii ({scale} scale).",
     fontsize=8,
 )
 plotting.savefig("hrf_theorem_3_5", fig)
@@ -617,7 +617,10 @@ for ax, r in zip(axes, (1.0, 1.5), strict=True):
         )
     )
 fig.text(
-    0.01, -0.04, f"Exact closed forms on the sphere (Lemma 2.2, corrected eq 47); {theta_grid.size} angles.", fontsize=8
+    0.01,
+    -0.04,
+    f"Exact closed forms on the sphere (Lemma 2.2, corrected eq 47); {theta_grid.size} angles ({scale} scale).",
+    fontsize=8,
 )
 plotting.savefig("hrf_relative_error_curves", fig)
 plt.show()

@@ -236,7 +236,7 @@ axes[1, 0].legend(fontsize=7, loc="lower right")
 fig.text(
     0.01,
     -0.02,
-    f"HRF Figs 2/5: d = 64, {S['s_draws']:,} estimates per angle, {S['n_angles']} angles (scale={scale}). "
+    f"HRF Figs 2/5: d = 64, {S['s_draws']:,} estimates per angle, {S['n_angles']} angles ({scale} scale). "
     "Top: 5th–95th percentile of the estimates; bottom: empirical relative error (markers) and exact closed form "
     "(lines). Hybrids FLOP-matched by m·n = M, n = 8.",
     fontsize=8,
@@ -577,7 +577,7 @@ fig.text(
     0.01,
     -0.04,
     f"HRF Fig 6: mean over {S['cluster_trials']} trials (band: min–max, Table 3); {S['cluster_points']} points per "
-    f"cluster, MSE over {S['cluster_eval']}×{S['cluster_eval']} pairs (scale={scale}). Generator and clipping as "
+    f"cluster, MSE over {S['cluster_eval']}×{S['cluster_eval']} pairs ({scale} scale). Generator and clipping as "
     "stated in the text.",
     fontsize=8,
 )

@@ -121,9 +121,13 @@ K = np.asarray(params.embedding, dtype=np.float64)  # the model trains in float3
 fig, ax = plt.subplots(figsize=(6, 3.6))
 ax.hist(np.linalg.norm(Q, axis=1), bins=40, alpha=0.6, density=True, label="queries ‖q‖ (validation outputs)")
 ax.hist(np.linalg.norm(K, axis=1), bins=40, alpha=0.6, density=True, label="keys ‖k_c‖ (class embeddings)")
-ax.set(xlabel="ℓ2 norm", ylabel="density", title="PTB query and key lengths (HRF Fig 7)")
+ax.set(
+    xlabel="ℓ2 norm of a query or key vector (unitless)",
+    ylabel="probability density (per unit norm)",
+    title="PTB query and key lengths (HRF Fig 7)",
+)
 ax.legend(fontsize=8)
-fig.text(0.01, -0.06, f"scale={scale}: {S['n_queries']} validation queries, {K.shape[0]} keys.", fontsize=8)
+fig.text(0.01, -0.06, f"{scale} scale: {S['n_queries']} validation queries, {K.shape[0]} keys.", fontsize=8)
 plotting.savefig("hrf_fig7_ptb_lengths", fig)
 print(
     f"median ‖q‖ = {np.median(np.linalg.norm(Q, axis=1)):.2f}, median ‖k‖ = {np.median(np.linalg.norm(K, axis=1)):.2f}"
@@ -242,7 +246,7 @@ fig.text(
     0.01,
     -0.05,
     f"HRF Fig 3 on real PTB: {S['n_queries']} validation queries × 10 000 classes, {S['seeds']} seeds (± std); "
-    f"our LSTM (hidden {S['hidden']}, {S['layers']} layer(s), {S['steps']} steps, scale={scale}). "
+    f"our LSTM (hidden {S['hidden']}, {S['layers']} layer(s), {S['steps']} steps, {scale} scale). "
     "Dashed: the paper's Table 4.",
     fontsize=8,
 )

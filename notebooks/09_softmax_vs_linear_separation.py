@@ -159,10 +159,14 @@ pred_b = [1 - 2.0**-m for m in S["toy_m"]]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 axes[0].plot(S["toy_n"], toy_a, "o", ms=3, label=f"simulation ({S['toy_trials']} models per point)")
 axes[0].plot(S["toy_n"], pred_a, "k-", lw=1, label="prediction 1 − 2^(−m)")
-axes[0].set(xlabel="n", ylabel="success rate", title="(a) m = ⌊log n⌋, τ = 0.5")
+axes[0].set(
+    xlabel="sequence length n (tokens)", ylabel="success rate (fraction of models)", title="(a) m = ⌊log n⌋, τ = 0.5"
+)
 axes[1].plot(S["toy_m"], toy_b, "o", ms=3, label="simulation")
 axes[1].plot(S["toy_m"], pred_b, "k-", lw=1, label="prediction 1 − 2^(−m)")
-axes[1].set(xlabel="m (readout neurons)", ylabel="success rate", title="(b) n = 1000, τ = 0.5")
+axes[1].set(
+    xlabel="readout neurons m (count)", ylabel="success rate (fraction of models)", title="(b) n = 1000, τ = 0.5"
+)
 for ax in axes:
     ax.legend(fontsize=8)
 fig.suptitle(f"Fig 3 ({scale} scale): toy softmax regression", fontsize=10)
@@ -225,6 +229,16 @@ def sweep(case, grid, point):
 self_res = {X: sweep("self", S["self_grid"], lambda name, v, X=X: self_point(X, name, v)) for X in ("ones", "identity")}
 
 
+SWEEP_AXIS_LABELS = {
+    "n": "sequence length n (tokens)",
+    "d": "embedding dimension d",
+    "m": "readout neurons m (count)",
+    "a1": "D1 spike a₁ (units of √log n)",
+    "a0": "D0 spike a₀ (units of √log n)",
+    "c": "constant column c (units of √log n; b = 0.2)",
+}
+
+
 def plot_sweeps(res_by_label, grid, title, figname):
     names = list(grid)
     ncol = min(3, len(names))
@@ -237,7 +251,7 @@ def plot_sweeps(res_by_label, grid, title, figname):
             ax.plot(
                 xs, [res[name, x][1] for x in xs], "o", color=plotting.PALETTE[i], ms=3, label=f"{label}: simulated"
             )
-        ax.set(xlabel=name, ylabel="P(E_success)", ylim=(-0.03, 1.03))
+        ax.set(xlabel=SWEEP_AXIS_LABELS[name], ylabel="P(E_success) (probability)", ylim=(-0.03, 1.03))
     for ax in list(axes.flat)[len(names) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)

@@ -145,9 +145,9 @@ for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
     ax.loglog(S["gap_n"], gaps[kind], "o-", color=plotting.PALETTE[i], label=f"{label} (slope {slopes[kind]:.2f})")
     ax.loglog(S["gap_n"], [sp.self_class_gap(n, A0, A1, kind) for n in S["gap_n"]], "k:", lw=1)
 ax.set(
-    xlabel="sequence length n",
+    xlabel="sequence length n (tokens)",
     ylabel="max |c(D1) − c(D0)| / √log n",
-    title=f"class gap of the attention outputs (X = 1, a₀ = {A0}, a₁ = {A1}); dotted: closed form",
+    title=f"class gap of the attention outputs (X = 1, a₀ = {A0}, a₁ = {A1}; {scale} scale); dotted: closed form",
 )
 ax.legend()
 plotting.savefig("separation_margin_scaling", fig)
@@ -243,7 +243,14 @@ grid_an = np.array(
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 for ax, grid, xs, ys, xl, yl in (
     (axes[0], grid_dm, S["phase_m"], S["phase_d"], "readout neurons m", "dimension d (n = 256)"),
-    (axes[1], grid_an, S["phase_n"], S["phase_a1"], "sequence length n (d = 22, m = 15)", "spike a₁"),
+    (
+        axes[1],
+        grid_an,
+        S["phase_n"],
+        S["phase_a1"],
+        "sequence length n (tokens; d = 22, m = 15)",
+        "D1 spike a₁ (units of √log n)",
+    ),
 ):
     im = ax.imshow(grid, origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
     ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=45, fontsize=7)
@@ -304,8 +311,8 @@ for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
     ax.errorbar(S["train_n"], means, yerr=sds, fmt="o-", color=plotting.PALETTE[i], capsize=3, label=label)
 ax.set(
     xscale="log",
-    xlabel="sequence length n",
-    ylabel="test accuracy",
+    xlabel="sequence length n (tokens)",
+    ylabel="test accuracy (fraction correct)",
     title=f"trained attention, {S['train_seeds']} seed(s), {S['train_steps']} Adam steps ({scale} scale)",
 )
 ax.legend()

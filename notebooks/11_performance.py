@@ -351,7 +351,9 @@ if names:
     ax.set(xlabel="notebook", ylabel="wall time (min)")
     ax.legend(fontsize=8)
     fig.suptitle(
-        f"Notebook wall time per scale (last recorded runs in build/; {device['cpu_count']} CPU cores)", fontsize=10
+        f"Notebook wall time at quick scale and standard scale (last recorded runs in build/; {device['cpu_count']} "
+        "CPU cores)",
+        fontsize=10,
     )
     fig.tight_layout()
     plotting.savefig("performance_notebook_wall_times", fig)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import stats
+from scipy.special import ndtri
 
 from rflib import _checks
 
@@ -88,7 +88,7 @@ def make_g50c(seed: int = 0, n: int = 550, d: int = 50) -> tuple[np.ndarray, np.
     d = _checks.positive_int("d", d)
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, 2, size=n)
-    mu = stats.norm.ppf(0.95) * np.ones(d) / np.sqrt(d)
+    mu = ndtri(0.95) * np.ones(d) / np.sqrt(d)
     X = rng.normal(size=(n, d)) + np.where(labels[:, None] == 1, mu, -mu)
     return X, labels
 
@@ -174,10 +174,12 @@ def clustered_queries_keys(
     n = _checks.positive_int("points_per_cluster", points_per_cluster)
     if not 1 <= same_sign < d // 2:
         raise ValueError(f"same_sign must be in [1, {d // 2 - 1}], got {same_sign}")
+    from scipy.stats import ortho_group  # ~1 s to import; only this generator needs it
+
     keys = jax.random.split(key, 8)
     base_x, base_y = (np.asarray(jax.random.normal(k, (d,))) for k in keys[:2])
     rotations = [
-        np.asarray(stats.ortho_group.rvs(d, random_state=int(jax.random.randint(k, (), 0, 2**31 - 1))))
+        np.asarray(ortho_group.rvs(d, random_state=int(jax.random.randint(k, (), 0, 2**31 - 1))))
         for k in jax.random.split(keys[2], 4)
     ]
     cx = np.stack([np.abs(rotations[i] @ base_x) for i in range(2)])

@@ -8,6 +8,7 @@ published figures.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -59,6 +60,28 @@ def unlabelled_axes(fig) -> list[str]:
     return problems
 
 
+SCALE_IN_CAPTION = re.compile(r"\b(quick|standard|paper) scale\b")
+
+
+def figure_texts(fig) -> list[str]:
+    """Every title-like string of ``fig``: the suptitle, free figure text, and each panel's three titles."""
+    texts = [t.get_text() for t in fig.texts]
+    if getattr(fig, "_suptitle", None) is not None:
+        texts.append(fig._suptitle.get_text())
+    texts += [ax.get_title(loc) for ax in fig.axes for loc in ("left", "center", "right")]
+    return [t for t in texts if t]
+
+
+def figure_problems(fig) -> list[str]:
+    """What a reader of ``fig`` alone would miss: panels without axis labels (``unlabelled_axes``) and a caption
+    (suptitle, figure text or a panel title) that does not say at which scale — quick, standard or paper — the
+    figure was made."""
+    problems = unlabelled_axes(fig)
+    if not any(SCALE_IN_CAPTION.search(text) for text in figure_texts(fig)):
+        problems.append("no title says '<quick|standard|paper> scale'")
+    return problems
+
+
 def savefig(name: str, fig=None, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
     """Save ``fig`` (default: the current figure) as ``<FIG_DIR>/<name>.<fmt>`` for each format; return the paths.
 
@@ -68,9 +91,9 @@ def savefig(name: str, fig=None, formats: tuple[str, ...] = ("png", "pdf")) -> l
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"name must be a plain file stem such as 'primer_mse', got {name!r}")
     fig = plt.gcf() if fig is None else fig
-    if os.environ.get("RFLIB_CHECK_LABELS"):
-        for problem in unlabelled_axes(fig):
-            print(f"[unlabelled] {name}: {problem}", file=sys.stderr)
+    if os.environ.get("RFLIB_CHECK_FIGURES"):
+        for problem in figure_problems(fig):
+            print(f"[figure check] {name}: {problem}", file=sys.stderr)
     out_dir = fig_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None}}

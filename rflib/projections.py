@@ -12,7 +12,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
-from scipy import stats
 
 from rflib import _checks
 
@@ -130,5 +129,7 @@ def halton_gaussian(seed: int, m: int, d: int) -> np.ndarray:
     """
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
+    from scipy import stats  # ~1 s to import; only this sampler needs it
+
     u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
     return stats.norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))

@@ -19,7 +19,7 @@ _spec.loader.exec_module(runner)
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_at_quick_scale(path, monkeypatch):
-    monkeypatch.setenv("RFLIB_CHECK_LABELS", "1")  # plotting.savefig reports panels without axis labels
+    monkeypatch.setenv("RFLIB_CHECK_FIGURES", "1")  # savefig reports unlabelled panels and captions without a scale
     dirs = runner.output_dirs("quick")
     report = runner.run_notebook(path, "quick", seed=0, dirs=dirs)
     assert report["ok"], f"{path.stem} failed at {report['error']}"
@@ -29,8 +29,8 @@ def test_notebook_runs_at_quick_scale(path, monkeypatch):
     assert list((dirs["figures"]).glob("*.png")), "the notebook saved no figure"
     executed = (dirs["executed"] / f"{path.stem}.ipynb").read_text()
     assert '"image/png"' in executed, "the executed notebook shows no figure inline"
-    unlabelled = sorted(set(re.findall(r"\[unlabelled\] [^\\\"]*", executed)))
-    assert not unlabelled, f"figure panels without axis labels: {unlabelled}"
+    problems = sorted(set(re.findall(r"\[figure check\] [^\\\"]*", executed)))
+    assert not problems, f"figures a reader cannot read on their own: {problems}"
 
 
 def test_runner_reports_the_failing_notebook_and_cell(tmp_path, capsys):

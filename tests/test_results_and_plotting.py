@@ -67,3 +67,18 @@ def test_unlabelled_axes_finds_panels_without_labels_and_accepts_shared_ones():
     axes[1].set_xlabel("")
     assert plotting.unlabelled_axes(fig) == ["panel 1 (untitled): no x label"]
     plt.close(fig)
+
+
+def test_figure_problems_require_the_scale_in_a_caption():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    ax.set(xlabel="n (tokens)", ylabel="error (unitless)", title="error against n")
+    assert plotting.figure_problems(fig) == ["no title says '<quick|standard|paper> scale'"]
+    fig.suptitle("Fig 1 (standard scale): error")
+    assert plotting.figure_problems(fig) == []
+    fig._suptitle.set_text("")
+    ax.set_title("quick scale", loc="right")
+    assert plotting.figure_problems(fig) == []
+    ax.set_xlabel("")
+    assert plotting.figure_problems(fig) == ["panel 0 (error against n): no x label"]
+    plt.close(fig)
