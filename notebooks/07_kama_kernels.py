@@ -51,14 +51,14 @@ jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on
 
 import math
 
-import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 from scipy import stats
 from tqdm.auto import tqdm
 
-from rflib import datasets, kama, plotting, png, timing
+from benchmarks import kama_rotations
+from rflib import datasets, kama, plotting, png
 from rflib.results import Recorder
 
 SETTINGS = {
@@ -165,24 +165,10 @@ storage_cross = int(d_grid[np.argmax(storage_ratio < 1)])
 assert np.all(flop_ratio[d_grid >= flop_cross] < 1) and np.all(storage_ratio[d_grid >= storage_cross] < 1)
 print(f"KAMA (k = 5 d ln d) uses fewer flops than dense from d = {flop_cross}, less storage from d = {storage_cross}")
 
-# Wall clock, float32, jitted, compile excluded: batch 1 and 256.
-timings = {}
-for d in tqdm(S["time_dims"], desc="timing vs d"):
-    k = kama.rotations_for(d)
-    key = jax.random.fold_in(root_key, d)
-    product = kama.random_product(key, k, d, dtype=jnp.float32)
-    layers = kama.random_layers(key, math.ceil(k / (d // 2)), d, dtype=jnp.float32)
-    dense = jax.random.normal(key, (d, d), dtype=jnp.float32)
-    fast = jax.jit(lambda X, p=product: kama.apply(p, X))
-    fast_layers = jax.jit(lambda X, q=layers: kama.apply_layers(q, X))
-    matmul = jax.jit(lambda X, W=dense: X @ W.T)
-    for batch in (1, 256):
-        X = jax.random.normal(jax.random.fold_in(key, batch), (batch, d), dtype=jnp.float32)
-        if d <= 512:  # the fast path computes the same product as the materialised matrix
-            P = kama.matrix(product, dtype=jnp.float32)
-            np.testing.assert_allclose(np.asarray(fast(X)), np.asarray(X @ P.T), rtol=1e-3, atol=1e-3)
-        for name, fn in (("kama", fast), ("layers", fast_layers), ("dense", matmul)):
-            timings[name, d, batch] = timing.median_seconds(fn, X, repeats=S["time_repeats"], min_seconds=0.02)
+# Wall clock, float32, jitted, compile excluded: batch 1 and 256. The suite `make bench` runs (benchmarks/
+# kama_rotations.py) checks each fast path against the materialised matrix for d ≤ 512 before timing it.
+bench_rows = kama_rotations.run(dims=S["time_dims"], batches=(1, 256), repeats=S["time_repeats"])
+timings = {(n, r["d"], r["batch"]): r[f"{n}_ms"] / 1e3 for r in bench_rows for n in kama_rotations.IMPLEMENTATIONS}
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))
 axes[0].loglog(d_grid, flop_ratio, label="flops 6k / 2d²")

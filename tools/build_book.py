@@ -30,16 +30,11 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from make_report import PAPERS  # noqa: E402  (one grouping of notebooks by paper, shared with the report)
+
 MATHJAX = "mathjax@3.2.2"
 MATHJAX_SHA1 = "c754d7b46a679d7f3fa03543d6b8bf124ddf9f6b"  # npm's shasum of mathjax-3.2.2.tgz
-PAPERS = (
-    ("Background: random features of the softmax kernel", "Performer (FAVOR+) and HRF §2", ("00",)),
-    ("Hybrid Random Features", "Choromanski et al., ICLR 2022", ("01", "02", "03")),
-    ("FAVOR#: sharp attention kernel approximations", "Likhosherstov et al.", ("04", "05", "06")),
-    ("KAMA-NNs: low-dimensional rotation based neural networks", "Choromanski et al., AISTATS 2019", ("07", "08")),
-    ("Why softmax attention outperforms linear attention", "Deng, Song, Yuan, Zhou", ("09", "10")),
-    ("Performance", "measured speed and scaling of rflib", ("11",)),
-)
 BOOK_CONFIG = """\
 title: rflib reproductions
 author: rflib reproductions

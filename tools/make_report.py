@@ -21,19 +21,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from rflib.results import VERDICTS, cell  # noqa: E402
 
-# (heading, notebook prefixes): the papers in the order of the README.
+# (title, authors, notebook prefixes): the papers in the order of the README; the book's landing page and table of
+# contents use the same grouping.
 PAPERS = (
-    (
-        "Hybrid Random Features (Choromanski et al., ICLR 2022); notebook 00 is the primer on the classic features",
-        ("00", "01", "02", "03"),
-    ),
-    (
-        "FAVOR#: sharp attention kernel approximations via new positive random features (Likhosherstov et al.)",
-        ("04", "05", "06"),
-    ),
-    ("KAMA-NNs: low-dimensional rotation based neural networks (Choromanski et al., AISTATS 2019)", ("07", "08")),
-    ("Why softmax attention outperforms linear attention (Deng, Song, Yuan, Zhou)", ("09", "10")),
-    ("Performance of rflib (all four papers' cost claims)", ("11",)),
+    ("Background: random features of the softmax kernel", "Performer (FAVOR+) and HRF §2", ("00",)),
+    ("Hybrid Random Features", "Choromanski et al., ICLR 2022", ("01", "02", "03")),
+    ("FAVOR#: sharp attention kernel approximations", "Likhosherstov et al.", ("04", "05", "06")),
+    ("KAMA-NNs: low-dimensional rotation based neural networks", "Choromanski et al., AISTATS 2019", ("07", "08")),
+    ("Why softmax attention outperforms linear attention", "Deng, Song, Yuan, Zhou", ("09", "10")),
+    ("Performance", "measured speed and scaling of rflib; all four papers' cost claims", ("11",)),
 )
 HEADING = re.compile(r"^# (#{2,3}) (.+)$")
 FSTRING = re.compile(r'\bf"([^"]*)"')
@@ -97,12 +93,12 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
         "|---|---|---|",
     ]
     groups = []
-    for heading, prefixes in PAPERS:
+    for title, authors, prefixes in PAPERS:
         names = [n for n in docs if n[:2] in prefixes]
         claims = [c for n in names for c in docs[n]["claims"]]
-        groups.append((heading, names))
-        out.append(f"| {heading.split(' (')[0]} | {', '.join(n[:2] for n in names) or '—'} | {_counts(claims)} |")
-    unassigned = [n for n in docs if all(n[:2] not in p for _, p in PAPERS)]
+        groups.append((f"{title} ({authors})", names))
+        out.append(f"| {title} | {', '.join(n[:2] for n in names) or '—'} | {_counts(claims)} |")
+    unassigned = [n for n in docs if all(n[:2] not in p for *_, p in PAPERS)]
     if unassigned:
         groups.append(("Other notebooks", unassigned))
     for heading, names in groups:
