@@ -16,6 +16,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import fastmath, projections
@@ -63,7 +64,7 @@ def run(
         {"map": "X @ W.T (baseline)", "features": m, "ms": 1e3 * base, "ratio": 1.0, "ratio_same_width": 1.0},
         {"map": "X @ [W; −W].T (2m-wide output)", "features": 2 * m, "ms": 1e3 * wide, "ratio": wide / base},
     ]
-    for name, (fn, elementwise, width) in _maps(W, X, Y, kh, m).items():
+    for name, (fn, elementwise, width) in tqdm(_maps(W, X, Y, kh, m).items(), desc="feature maps", leave=False):
         jitted = jax.jit(fn)
         out = jitted(X)
         P = jax.random.normal(key, (L, width if elementwise is jnp.exp else width // 2), jnp.float32)

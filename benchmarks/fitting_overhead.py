@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import attention, projections
@@ -22,7 +23,7 @@ def run(lengths=(1024, 4096), d: int = 64, m: int = 256, methods=("gerf", "sader
     key = jax.random.key(0)
     W = projections.orthogonal(jax.random.fold_in(key, 1), m, d).astype(jnp.float32)
     rows = []
-    for L in lengths:
+    for L in tqdm(lengths, desc="FAVOR# fit: L", leave=False):
         kq, kk, kv = jax.random.split(jax.random.fold_in(key, L), 3)
         Q, K = (d**-0.25 * jax.random.normal(k, (L, d), jnp.float32) for k in (kq, kk))
         V = jax.random.normal(kv, (L, d), jnp.float32)

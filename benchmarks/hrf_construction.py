@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib.features import classic, hybrid
@@ -25,7 +26,7 @@ def run(
     key = jax.random.key(0)
     X = 0.1 * jax.random.normal(key, (points, d), dtype=jnp.float32)
     rows = []
-    for m, n in configs:
+    for m, n in tqdm(configs, desc="HRF: (m, n)", leave=False):
         keys = jax.random.split(jax.random.fold_in(key, 1000 * m + n), 4)
         W_pos, W_trig = (jax.random.normal(k, (m, d), dtype=jnp.float32) for k in keys[:2])
         T = jax.random.normal(keys[2], (n, d), dtype=jnp.float32)

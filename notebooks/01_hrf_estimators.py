@@ -190,7 +190,7 @@ rec.record(
 
 # %%
 gaps = {}
-for trial in range(5):
+for trial in tqdm(range(5), desc="Lemma 2.3 configurations"):
     keys = jax.random.split(jax.random.fold_in(root_key, 100 + trial), 8)
     d = 6
     X, Y = 0.5 * jax.random.normal(keys[0], (7, d)), 0.5 * jax.random.normal(keys[1], (5, d))
@@ -408,7 +408,7 @@ def shared_hybrid(W_pos, T):
     return hybrid.angular_hybrid_estimator(W_pos, W_pos, T)
 
 
-for shared in (False, True):
+for shared in tqdm((False, True), desc="Theorem 3.1 variants"):
     shapes = {"W_pos": (4, 2), "T": (2, 2)} | ({} if shared else {"W_trig": (4, 2)})
     make = shared_hybrid if shared else hybrid.angular_hybrid_estimator
     est = simulation.pointwise_estimates(jax.random.fold_in(root_key, 3000 + shared), x, y, make, shapes, S["mc_draws"])

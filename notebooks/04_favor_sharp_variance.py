@@ -234,7 +234,7 @@ def safe(objective):
 
 
 numerical = {"aderf": np.inf, "sderf": np.inf}
-for _ in range(S["optimiser_starts"]):
+for _ in tqdm(range(S["optimiser_starts"]), desc="BFGS starts"):
     p0 = np.concatenate([[rng.normal()], (np.eye(d_small) + 0.3 * rng.normal(size=(d_small, d_small))).ravel()])
     res = optimize.minimize(
         safe(lambda p: direct_objective(aderf_from_vector(p, d_small), X_small, Y_small)), p0, method="BFGS"

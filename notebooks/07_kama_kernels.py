@@ -388,19 +388,16 @@ rec.record(
 
 # %%
 he2_rows, he2_cov = [], {}
-for d in S["he2_dims"]:
+for d in tqdm(S["he2_dims"], desc="He₂ covariance"):
     x, y = axis_pair(np.pi / 2, d)
     cov, se = png.orthogonal_pair_covariance("he2", jax.random.fold_in(root_key, 900 + d), x, y, S["he2_pairs"])
     he2_cov[d] = (cov, se)
     he2_rows.append(f"| {d} | {png.gain_law('he2', x, y).h_norm_sq:.1e} | {cov:.4f} ± {2 * se:.4f} | {cov / se:.1f} |")
 display(Markdown("| d | ‖H‖² | covariance c (±2 s.e.) | c / s.e. |\n|---|---|---|---|\n" + "\n".join(he2_rows)))
 x_par = np.ones(16) / 4
+par_key = jax.random.fold_in(root_key, 5)
 par_mse = {
-    m: float(
-        np.mean(
-            (np.asarray(png.estimates("sgn", png.rows(m, jax.random.key(5), 50, 16, 16), x_par, 2 * x_par)) - 1) ** 2
-        )
-    )
+    m: float(np.mean((np.asarray(png.estimates("sgn", png.rows(m, par_key, 50, 16, 16), x_par, 2 * x_par)) - 1) ** 2))
     for m in ("urn", "orn", "kama")
 }
 rec.record(
