@@ -557,6 +557,7 @@ rec.record(
 # ## Paper vs ours
 
 # %%
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

@@ -650,6 +650,7 @@ rec.record(
 # ## Paper vs ours
 
 # %%
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

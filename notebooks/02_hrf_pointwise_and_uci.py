@@ -645,6 +645,7 @@ rec.record(
 # ## Paper vs ours
 
 # %%
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

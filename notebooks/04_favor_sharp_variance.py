@@ -471,6 +471,7 @@ rec.record(
     note="positive: TrigRF below GERF at every σ. TrigRF's variance depends on ‖x − y‖, the positive families' on "
     "‖x + y‖; with [0, 1] pixels x + y is large, so TrigRF can win there (it is unusable in attention: not positive)",
 )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

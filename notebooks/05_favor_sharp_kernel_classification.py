@@ -273,6 +273,7 @@ rec.record(
     ours={"SDERF": sd, "GERF": ge},
     holds="scaled" if sd >= ge else False,
 )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

@@ -369,6 +369,7 @@ for M in S["finetune_M"]:
         ours={LABEL[k]: v for k, v in zero.items()},
         holds="scaled" if zero["positive"] <= min(zero.values()) + 1e-12 else False,
     )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

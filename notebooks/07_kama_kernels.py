@@ -749,6 +749,7 @@ rec.record(
     holds=all(v[1] >= -1e-12 and v[2] < 1e-12 for v in descent.values()),
     note="F(M) = ‖M − T‖²_F with B = 4; the paper's 'converges to a stationary point' is only ‖∇F(M_t)‖ → 0",
 )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

@@ -256,6 +256,7 @@ rec.record(
     holds=("scaled" if rho > 0.3 else False) if np.isfinite(rho) else "info",
     note=f"{env_ab}, {steps_ab:,} steps × {seeds_ab} seeds per K",
 )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

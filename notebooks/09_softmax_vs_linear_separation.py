@@ -348,6 +348,7 @@ if "m" in S["self_grid"] and len(S["self_grid"]["m"]) > 3:
         holds="info",
         note="P(F_exp(D1) > 0) = 1 − (3/4)^m grows with m, but each neuron may also fire falsely (p_B > 0)",
     )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

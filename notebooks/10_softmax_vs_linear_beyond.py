@@ -328,6 +328,7 @@ rec.record(
     holds="info",
     note="consistent with the Θ(1/n) class gap of §1: linear attention is not incapable, its signal shrinks with n",
 )
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

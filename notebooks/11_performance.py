@@ -374,6 +374,7 @@ rec.record(
 # summary; the JSON of every suite is in `build/benchmarks/` after `make bench`.
 
 # %%
+rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
 # %% [markdown]

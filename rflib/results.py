@@ -2,7 +2,8 @@
 
 ``RESULTS_DIR`` (environment variable) chooses the directory (default ``results/``); quick runs write to
 ``build/quick/results`` so they never overwrite published results. The file is rewritten after every claim, so a
-notebook that fails half-way still leaves what it checked. Nothing time-dependent is stored: the same run gives
+notebook that fails half-way still leaves what it checked, marked ``"complete": false`` (only the notebook's last
+cell, :meth:`Recorder.finish`, marks a run complete). Nothing time-dependent is stored: the same run gives
 the same file.
 """
 
@@ -75,6 +76,7 @@ class Recorder:
         self.path = results_dir() / f"{notebook}.json"
         self.parameters = _plain(parameters or {})
         self.claims: list[dict] = []
+        self.complete = False
         if not fresh and self.path.exists():
             doc = json.loads(self.path.read_text())
             self.parameters = doc.get("parameters", {}) if parameters is None else self.parameters
@@ -105,9 +107,16 @@ class Recorder:
         self.claims.append(entry)
         self._write()
 
+    def finish(self) -> None:
+        """Mark the run complete (the notebook's last cell calls it). Until then the file says ``"complete": false``,
+        so the claims of a run that crashed or was interrupted are never mistaken for a whole notebook's."""
+        self.complete = True
+        self._write()
+
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"notebook": self.notebook, "parameters": self.parameters, "claims": self.claims}
+        doc = {"notebook": self.notebook, "parameters": self.parameters, "complete": self.complete}
+        doc["claims"] = self.claims
         self.path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
 
     def table(self) -> str:

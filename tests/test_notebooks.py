@@ -26,6 +26,7 @@ def test_notebook_runs_at_quick_scale(path, monkeypatch):
     results = json.loads((dirs["results"] / f"{path.stem}.json").read_text())
     assert results["parameters"]["scale"] == "quick"
     assert results["claims"], "the notebook recorded no claims"
+    assert results["complete"], "the notebook's last cell must call rec.finish()"
     assert list((dirs["figures"]).glob("*.png")), "the notebook saved no figure"
     executed = (dirs["executed"] / f"{path.stem}.ipynb").read_text()
     assert '"image/png"' in executed, "the executed notebook shows no figure inline"

@@ -15,6 +15,13 @@ def test_reproduction_report_is_in_sync_with_results():
     assert committed == report.render(), "REPRODUCTION.md is stale with respect to results/: run `make report`"
 
 
+def test_committed_results_come_from_complete_runs():
+    incomplete = [
+        path.name for path in sorted((ROOT / "results").glob("*.json")) if not json.loads(path.read_text())["complete"]
+    ]
+    assert not incomplete, f"results from interrupted or failed runs (re-run the notebooks): {incomplete}"
+
+
 def test_every_claim_appears_with_its_verdict_and_a_section_link():
     text = report.render()
     for path in sorted((ROOT / "results").glob("*.json")):
@@ -43,3 +50,7 @@ def test_report_renders_a_synthetic_results_dir(tmp_path):
     assert "| Why softmax attention outperforms linear attention | 09 | 1 fails |" in text
     assert "| x \\| y — why | 1 | a: 0.5 | **fails** | [09 § A section](notebooks/09_demo.py#L1) |" in text
     assert "scale: quick" in text
+    assert "**Incomplete run**" in text  # the synthetic file has no "complete": true
+    doc["complete"] = True
+    (tmp_path / "results" / "09_demo.json").write_text(json.dumps(doc))
+    assert "**Incomplete run**" not in report.render(tmp_path / "results", tmp_path)

@@ -25,6 +25,18 @@ def test_recorder_writes_claims_to_results_dir(tmp_path, monkeypatch):
     assert [c["id"] for c in doc["claims"]] == ["c1", "c2", "c3"] and doc["parameters"]["scale"] == "quick"
 
 
+def test_only_finish_marks_a_run_complete(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    rec = results.Recorder("nb", {"seed": 0})
+    rec.record("c1", "a claim", ours=1, holds=True)
+    assert json.loads((tmp_path / "nb.json").read_text())["complete"] is False  # as a crash would leave it
+    rec.finish()
+    doc = json.loads((tmp_path / "nb.json").read_text())
+    assert doc["complete"] is True and [c["id"] for c in doc["claims"]] == ["c1"]
+    results.record("nb", "c2", "appended by a later, partial run", ours=2, holds=True)
+    assert json.loads((tmp_path / "nb.json").read_text())["complete"] is False
+
+
 def test_recorder_is_deterministic(tmp_path, monkeypatch):
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     texts = []

@@ -110,9 +110,14 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
                 "",
                 f"### [{name}](notebooks/{name}.py) — scale: {scale}, {_counts(doc['claims'])}",
                 "",
-                "| claim | paper | ours | verdict | where |",
-                "|---|---|---|---|---|",
             ]
+            if not doc.get("complete", False):
+                out += [
+                    "**Incomplete run**: the notebook stopped before its last cell (it failed or was interrupted), so",
+                    "the claims below are only those it reached. Re-run it before reading them as its results.",
+                    "",
+                ]
+            out += ["| claim | paper | ours | verdict | where |", "|---|---|---|---|---|"]
             for c in doc["claims"]:
                 verdict = f"**{c['verdict']}**"
                 note = f" — {_text(c['note'])}" if c.get("note") else ""
