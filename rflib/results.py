@@ -115,8 +115,12 @@ class Recorder:
 
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        doc = {"notebook": self.notebook, "parameters": self.parameters, "complete": self.complete}
-        doc["claims"] = self.claims
+        doc = {
+            "notebook": self.notebook,
+            "parameters": self.parameters,
+            "complete": self.complete,
+            "claims": self.claims,
+        }
         self.path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
 
     def table(self) -> str:
