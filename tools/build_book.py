@@ -7,7 +7,7 @@
 Steps:
 1. Choose the executed notebooks. By default these are ``build/executed`` (standard scale, written by ``make``)
    when it holds every notebook. Otherwise they are ``build/quick/executed``; missing quick runs are executed first.
-2. Vendor MathJax 3 from the npm registry. ``npm pack mathjax@3.2.2`` is checked against a pinned SHA-1 and its
+2. Vendor MathJax 3 from the npm registry. ``npm pack mathjax@3.2.2`` is checked against a pinned SHA-512 and its
    ``es5/`` is unpacked into the book's static files, so math renders with no network.
 3. Write a Jupyter Book (< 2, Sphinx based) source tree. It holds a landing page listing each paper with its
    notebooks, the reproduction report, and the notebooks themselves (without their stderr: progress bars).
@@ -19,6 +19,7 @@ Steps:
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import re
 import shutil
@@ -34,7 +35,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 from make_report import PAPERS  # noqa: E402  (one grouping of notebooks by paper, shared with the report)
 
 MATHJAX = "mathjax@3.2.2"
-MATHJAX_SHA1 = "c754d7b46a679d7f3fa03543d6b8bf124ddf9f6b"  # npm's shasum of mathjax-3.2.2.tgz
+# SHA-512 of mathjax-3.2.2.tgz in npm's Subresource Integrity form: `npm view mathjax@3.2.2 dist.integrity`.
+MATHJAX_SHA512 = "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
 BOOK_CONFIG = """\
 title: rflib reproductions
 author: rflib reproductions
@@ -92,17 +94,17 @@ def choose_executed(explicit: Path | None, *, quick_only: bool = False) -> tuple
 
 
 def vendor_mathjax(cache: Path, static: Path) -> None:
-    """Unpack MathJax's es5 bundle into ``static/mathjax`` (npm pack, checked against MATHJAX_SHA1)."""
+    """Unpack MathJax's es5 bundle into ``static/mathjax`` (npm pack, checked against MATHJAX_SHA512)."""
     cache.mkdir(parents=True, exist_ok=True)
     tarball = cache / f"{MATHJAX.replace('@', '-')}.tgz"
     if not tarball.exists():
         if shutil.which("npm") is None:
             raise SystemExit("make book needs npm (Debian: apt-get install npm) to fetch MathJax from the npm registry")
         subprocess.run(["npm", "pack", MATHJAX, "--pack-destination", str(cache), "--silent"], check=True)
-    digest = hashlib.sha1(tarball.read_bytes()).hexdigest()
-    if digest != MATHJAX_SHA1:
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
+    if digest != MATHJAX_SHA512:
         tarball.unlink()
-        raise SystemExit(f"{tarball.name}: SHA-1 {digest} does not match the pinned {MATHJAX_SHA1}; run again")
+        raise SystemExit(f"{tarball.name}: {digest} does not match the pinned {MATHJAX_SHA512}; run again")
     target = static / "mathjax"
     shutil.rmtree(target, ignore_errors=True)
     with tarfile.open(tarball) as tar:
