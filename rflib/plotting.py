@@ -2,7 +2,8 @@
 
 ``FIG_DIR`` (environment variable) chooses where figures go; the Makefile points it at ``figures/`` for the
 standard and paper scales and at ``build/quick/figures`` for quick runs, so a smoke test never overwrites the
-published figures.
+published figures (``tools/run_notebooks.py`` stages them first and copies them there once the run completed). Each
+file is written atomically: a temporary file next to it, then ``os.replace``.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 import os
 import re
 import sys
+from functools import partial
 from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+
+from rflib._atomic import write_atomically
 
 # Okabe–Ito: distinguishable under the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
@@ -86,7 +90,7 @@ def savefig(name: str, fig=None, formats: tuple[str, ...] = ("png", "pdf")) -> l
     """Save ``fig`` (default: the current figure) as ``<FIG_DIR>/<name>.<fmt>`` for each format; return the paths.
 
     Metadata that changes between runs (creation date, software version) is stripped so that regenerated files are
-    byte-stable where the backend allows.
+    byte-stable where the backend allows. Each file is replaced atomically, so a reader never sees half a figure.
     """
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"name must be a plain file stem such as 'primer_mse', got {name!r}")
@@ -100,6 +104,6 @@ def savefig(name: str, fig=None, formats: tuple[str, ...] = ("png", "pdf")) -> l
     paths = []
     for fmt in formats:
         path = out_dir / f"{name}.{fmt}"
-        fig.savefig(path, format=fmt, metadata=metadata.get(fmt))
+        write_atomically(path, partial(fig.savefig, format=fmt, metadata=metadata.get(fmt)))
         paths.append(path)
     return paths

@@ -1,10 +1,12 @@
 """Record each claim a notebook checks: the paper's value, ours, and whether it holds → ``results/<notebook>.json``.
 
-``RESULTS_DIR`` (environment variable) chooses the directory (default ``results/``); quick runs write to
-``build/quick/results`` so they never overwrite published results. The file is rewritten after every claim, so a
-notebook that fails half-way still leaves what it checked, marked ``"complete": false`` (only the notebook's last
-cell, :meth:`Recorder.finish`, marks a run complete). Nothing time-dependent is stored: the same run gives
-the same file.
+``RESULTS_DIR`` (environment variable) chooses the directory (default ``results/``). ``tools/run_notebooks.py``
+points it at a staging directory (``build/staging/<scale>/<notebook>/results``) and copies the file into
+``results/`` (or ``build/quick/results``) only once the run completed. The file is rewritten, atomically (a
+temporary file then ``os.replace``: a reader or a concurrent writer never sees a torn file), after every claim, so
+a notebook that fails half-way still leaves what it checked in its staging directory, marked ``"complete": false``
+(only the notebook's last cell, :meth:`Recorder.finish`, marks a run complete). Nothing time-dependent is stored:
+the same run gives the same file.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 from pathlib import Path
 
 import numpy as np
+
+from rflib._atomic import write_atomically
 
 VERDICTS = ("holds", "fails", "scaled", "info")
 
@@ -121,7 +125,8 @@ class Recorder:
             "complete": self.complete,
             "claims": self.claims,
         }
-        self.path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+        text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
+        write_atomically(self.path, lambda temporary: temporary.write_text(text))
 
     def table(self) -> str:
         """The claims as a Markdown table (claim, paper, ours, verdict) for display in a notebook."""

@@ -6,7 +6,9 @@
 
 Steps:
 1. Choose the executed notebooks. By default these are ``build/executed`` (standard scale, written by ``make``)
-   when it holds every notebook. Otherwise they are ``build/quick/executed``; missing quick runs are executed first.
+   when it holds a completed run of every notebook. Otherwise they are ``build/quick/executed``; missing or
+   incomplete quick runs are executed first. Only a run that completed is published: the runner marks it in the
+   executed notebook's metadata (``rflib.complete``), and the build refuses, naming them, any notebook without it.
 2. Vendor MathJax 3 from the npm registry. ``npm pack mathjax@3.2.2`` is checked against a pinned SHA-512 and its
    ``es5/`` is unpacked into the book's static files, so math renders with no network.
 3. Write a Jupyter Book (< 2, Sphinx based) source tree. It holds a landing page listing each paper with its
@@ -76,18 +78,42 @@ def notebook_names() -> list[str]:
     return sorted(p.stem for p in (ROOT / "notebooks").glob("*.py"))
 
 
+def run_is_complete(executed_notebook: Path) -> bool:
+    """Whether ``tools/run_notebooks.py`` marked this executed notebook's run complete (``metadata.rflib``)."""
+    if not executed_notebook.exists():
+        return False
+    metadata = nbformat.read(executed_notebook, as_version=4).metadata
+    return metadata.get("rflib", {}).get("complete") is True
+
+
+def incomplete_runs(executed: Path, names: list[str]) -> list[str]:
+    """The notebooks among ``names`` that have an executed notebook in ``executed`` from a run that did not
+    complete (it failed, was interrupted, or predates the completion marker)."""
+    return [n for n in names if (executed / f"{n}.ipynb").exists() and not run_is_complete(executed / f"{n}.ipynb")]
+
+
+def require_complete(executed: Path, names: list[str]) -> None:
+    """Refuse, naming them, to publish notebooks whose run did not complete."""
+    incomplete = incomplete_runs(executed, names)
+    if incomplete:
+        raise SystemExit(
+            f"book: refusing to publish executed notebooks whose run did not complete ({executed}): "
+            f"{', '.join(incomplete)}. Re-run them with tools/run_notebooks.py."
+        )
+
+
 def choose_executed(explicit: Path | None, *, quick_only: bool = False) -> tuple[Path, str]:
-    """(directory of executed notebooks, its scale), running quick-scale notebooks when nothing else exists."""
+    """(directory of executed notebooks, its scale), running quick-scale notebooks when no complete runs exist."""
     names = notebook_names()
     if explicit is not None:
         return explicit, "as given"
     standard = ROOT / "build" / "executed"
-    if not quick_only and all((standard / f"{n}.ipynb").exists() for n in names):
+    if not quick_only and all(run_is_complete(standard / f"{n}.ipynb") for n in names):
         return standard, "standard"
     quick = ROOT / "build" / "quick" / "executed"
-    missing = [n for n in names if not (quick / f"{n}.ipynb").exists()]
+    missing = [n for n in names if not run_is_complete(quick / f"{n}.ipynb")]
     if missing:
-        print(f"no executed notebooks for {', '.join(missing)}: running them at quick scale", flush=True)
+        print(f"no complete executed notebooks for {', '.join(missing)}: running them at quick scale", flush=True)
         runner = [sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--scale", "quick"]
         subprocess.run(runner + [str(ROOT / "notebooks" / f"{n}.py") for n in missing], check=True)
     return quick, "quick"
@@ -186,6 +212,7 @@ def build(executed: Path | None = None, out: Path = ROOT / "build" / "book", *, 
     """Build the book into ``out`` (``quick_only``: from the quick-scale runs even after ``make``); returns the HTML
     directory."""
     executed, scale = choose_executed(executed, quick_only=quick_only)
+    require_complete(executed, notebook_names())
     names = write_source(out / "src", executed, scale, ROOT / "build" / "vendor")
     print(f"book: {len(names)} notebooks from {executed} ({scale} scale)", flush=True)
     shutil.rmtree(out / "_build", ignore_errors=True)
