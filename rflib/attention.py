@@ -6,9 +6,19 @@ by d^{-1/4} beforehand for the usual convention), D = diag(A 1). Linear attentio
 reorders the products so that nothing L×S is formed:
 out = φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1).
 
-Stabilisation is exact: the per-query scale of φ(Q) cancels between numerator and denominator and is dropped;
-keys are rescaled by one constant per query (the largest log-scale among the keys that query sees: all keys when
-bidirectional, keys j ≤ i when causal), which cancels the same way.
+Stabilisation is exact: every constant it divides by cancels between numerator and denominator.
+
+- Positive maps (FAVOR+, hyperbolic, every FAVOR# DERF) carry full log features (``Features.log_body``) and are
+  stabilised **per feature**: feature m of the keys is divided by its largest value s_m over the keys a query sees,
+  and query i weights feature m by e^{log φ_m(q_i) + s_m − c_i} with c_i = max_m(log φ_m(q_i) + s_m). The term that
+  attains c_i contributes exactly 1 to the denominator, so it is ≥ 1 and the output is finite for any finite input,
+  in float32 too. Causal attention runs chunk by chunk (prefix state carried by ``lax.scan``) with the per-feature
+  maxima of the chunk; a chunk whose normalised denominator falls below √tiny (a later key in the chunk dominates
+  a feature an earlier query needs) is recomputed token by token with exact prefix maxima, which keeps the ≥ 1
+  bound. The fallback runs only where it is needed (``lax.cond``), so ordinary inputs pay nothing for it.
+- Signed maps (trigonometric, hybrid) are stabilised per row: the per-query scale cancels and is dropped, and keys
+  are rescaled by the largest key log-scale that query sees. Their denominator is an estimate that can be ≤ 0 (the
+  estimator, not a bug); an eager call whose output is not finite raises ``ValueError`` instead of returning NaN.
 """
 
 from __future__ import annotations
@@ -81,6 +91,12 @@ def _linear_bidirectional(q_body, k_log, k_body, V):
     return out[:, :-1] / out[:, -1:]
 
 
+def _trusted_floor(dtype):
+    """√tiny: a denominator (in units where every term is ≤ 1) above it loses < (number of terms)·√tiny, relatively,
+    to terms that underflowed; below it the exact token-by-token path takes over."""
+    return jnp.sqrt(jnp.finfo(dtype).tiny)
+
+
 @partial(jax.jit, static_argnames="chunk_size")
 def _linear_causal(q_body, k_log, k_body, V, chunk_size):
     L, F = q_body.shape
@@ -145,7 +161,12 @@ def linear_attention(
       chunk_size: tokens per causal chunk (speed only; results agree to round-off for every value).
 
     Returns:
-      (..., L, d_v). With trigonometric features the denominator can be ≤ 0; that is the estimator, not a bug.
+      (..., L, d_v). Positive maps (those that return ``Features.log_body``) are stabilised per feature and give a
+      finite result for any finite input, float32 included. Signed maps (trigonometric, hybrid) are stabilised per
+      row; their denominator is an estimate that can be ≤ 0 (the estimator, not a bug).
+
+    Raises:
+      ValueError: bad shapes, NaN/inf input, or (eager calls only) an output that is not finite, with the fix.
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
@@ -154,7 +175,25 @@ def linear_attention(
     )
     phi_q = _as_features(query_map(Q.reshape(-1, Q.shape[-1])))
     phi_k = _as_features(key_map(K.reshape(-1, K.shape[-1])))
-    return _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
+    positive = phi_q.log_body is not None and phi_k.log_body is not None
+    if positive:
+        out = _attend_log(phi_q.log_body, phi_k.log_scale[:, None] + phi_k.log_body, V, causal, chunk_size)
+    else:
+        out = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
+    return _finite_output("linear_attention", out, signed=not positive)
+
+
+def _finite_output(caller: str, out, *, signed: bool):
+    """Return ``out``, or raise if a concrete ``out`` has a NaN or inf (a free no-op under jit)."""
+    if _checks._is_concrete(out) and not _checks._all_finite(out):
+        cause = (
+            "a denominator underflowed or cancelled to 0: signed (trigonometric or hybrid) features are stabilised "
+            "per row only, so use float64, rescale Q and K (e.g. by d^(-1/4)), or use a positive feature map"
+            if signed
+            else "the weighted sums of V overflowed: rescale V or use float64"
+        )
+        raise ValueError(f"{caller}: the output is not finite in {out.dtype}: {cause}")
+    return out
 
 
 def _attend(q_body, k_log, k_body, V, causal, chunk_size):
@@ -206,16 +245,17 @@ def favor_sharp_attention(
       chunk_size, eps: as in :func:`linear_attention` and :func:`rflib.features.dense_exp.fit`.
 
     Returns:
-      (..., L, d_v). Bidirectional: stabilised per feature (:func:`_linear_bidirectional_log`), finite for any finite
-      logits in float32. Causal: per-row query maxima and the per-query running maximum over keys (the chunked scan
-      of :func:`linear_attention`), finite up to logit spreads of a few hundred nats in float32.
+      (..., L, d_v), stabilised per feature (module docstring): finite for any finite Q, K, V, float32 included,
+      bidirectional and causal.
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     W = _checks.projection_matrix("W", W, Q.shape[-1])
     if method not in dense_exp.METHODS:
         raise ValueError(f"method must be one of {dense_exp.METHODS}, got {method!r}")
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
-    return _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps)
+    return _finite_output(
+        "favor_sharp_attention", _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps), signed=False
+    )
 
 
 @partial(jax.jit, static_argnames=("method", "causal", "chunk_size"))
@@ -226,12 +266,6 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
         stats = dense_exp._set_statistics(q, k)
         return jax.lax.stop_gradient(dense_exp.fit_statistics(method, jax.lax.stop_gradient(stats), eps=eps))
 
-    def features(q, k):
-        params = fitted(q, k)
-        phi_q = dense_exp._derf_features(params, W, q, 1)
-        phi_k = dense_exp._derf_features(params, W, k, 2)
-        return phi_q.body, phi_k.log_scale, phi_k.body
-
     def log_features(q, k):
         params = fitted(q, k)
         _, q_logits = dense_exp._derf_logits(params, W, q, 1)  # per-query scales cancel
@@ -240,12 +274,96 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
 
     flat_q = Q.reshape(-1, Q.shape[-2], d)
     flat_k = K.reshape(-1, K.shape[-2], d)
-    if causal:
-        q_body, k_log, k_body = jax.vmap(features)(flat_q, flat_k)
-        return _attend(q_body, k_log, k_body, V, causal, chunk_size)
     q_log, k_log = jax.vmap(log_features)(flat_q, flat_k)
-    out = jax.vmap(_linear_bidirectional_log)(q_log, k_log, V.reshape(q_log.shape[0], -1, V.shape[-1]))
-    return out.reshape(V.shape[:-2] + out.shape[-2:])
+    return _attend_log(q_log, k_log, V, causal, chunk_size)
+
+
+def _attend_log(q_log, k_log, V, causal, chunk_size):
+    """Positive-feature attention from full log features, stabilised per feature (module docstring).
+
+    q_log: (..., L, F) or flattened (B·L, F) (per-query constants may be dropped: they cancel); k_log: (..., S, F)
+    likewise, scales included; V: (..., S, d_v) → (..., L, d_v).
+    """
+    lead = V.shape[:-2]
+    batch = math.prod(lead)
+    q_log = q_log.reshape(batch, -1, q_log.shape[-1])
+    k_log = k_log.reshape(batch, V.shape[-2], -1)
+    V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
+    if causal:
+        out = _linear_causal_log(q_log, k_log, V_flat, chunk_size)
+    else:
+        out = jax.vmap(_linear_bidirectional_log)(q_log, k_log, V_flat)
+    return out.reshape(lead + out.shape[-2:])
+
+
+def _causal_tokens(q_log, k_log, values, state, state_max):
+    """Exact causal attention over a run of tokens, one token at a time, with per-feature prefix maxima.
+
+    q_log, k_log: (B, C, F); values: (B, C, d_v + 1) (values and a ones column); state: (B, F, d_v + 1), the sums
+    Σ_j e^{k_log_jm − state_max_m}(v_j, 1) over earlier tokens; state_max: (B, F). Returns (B, C, d_v + 1): each
+    query's numerator and denominator in units of e^{c_i}, denominator ≥ 1.
+    """
+
+    def step(carry, xs):
+        state, state_max = carry
+        q, k, v = xs
+        new_max = jnp.maximum(state_max, k)
+        safe_max = jnp.where(jnp.isfinite(new_max), new_max, 0.0)
+        state = state * jnp.exp(state_max - safe_max)[..., None] + jnp.exp(k - safe_max)[..., None] * v[:, None, :]
+        shifted = q + new_max
+        weights = jnp.exp(shifted - jnp.max(shifted, axis=-1, keepdims=True))
+        return (state, new_max), jnp.einsum("bf,bfv->bv", weights, state)
+
+    xs = tuple(jnp.moveaxis(a, 1, 0) for a in (q_log, k_log, values))
+    _, out = jax.lax.scan(step, (state, state_max), xs)
+    return jnp.moveaxis(out, 0, 1)
+
+
+@partial(jax.jit, static_argnames="chunk_size")
+def _linear_causal_log(q_log, k_log, V, chunk_size):
+    """Causal positive-feature attention from full log features, stabilised per feature (module docstring).
+
+    q_log: (B, L, F), k_log: (B, L, F), V: (B, L, d_v) → (B, L, d_v). The batch stays inside the scan so that the
+    exact fallback (:func:`_causal_tokens`) runs for a chunk only when one of its rows needs it.
+    """
+    B, L, F = q_log.shape
+    n_chunks = math.ceil(L / chunk_size)
+    pad = n_chunks * chunk_size - L
+    values = jnp.concatenate([V, jnp.ones(V.shape[:-1] + (1,), V.dtype)], axis=-1)
+    # Padded keys contribute e^{−∞} = 0; padded queries are discarded (and excluded from the fallback test).
+    q_log = jnp.pad(q_log, ((0, 0), (0, pad), (0, 0)))
+    k_log = jnp.pad(k_log, ((0, 0), (0, pad), (0, 0)), constant_values=-jnp.inf)
+    values = jnp.pad(values, ((0, 0), (0, pad), (0, 0)))
+    real = (jnp.arange(n_chunks * chunk_size) < L).reshape(n_chunks, chunk_size)
+
+    def chunks(a):
+        return jnp.moveaxis(a.reshape((B, n_chunks, chunk_size) + a.shape[2:]), 1, 0)
+
+    lower = jnp.tril(jnp.ones((chunk_size, chunk_size), dtype=bool))
+    floor = _trusted_floor(q_log.dtype)
+
+    def step(carry, xs):
+        state, state_max = carry
+        q, k, v, real_rows = xs
+        new_max = jnp.maximum(state_max, jnp.max(k, axis=1))
+        safe_max = jnp.where(jnp.isfinite(new_max), new_max, 0.0)
+        k_hat = jnp.exp(k - safe_max[:, None, :])
+        shifted = q + new_max[:, None, :]
+        q_hat = jnp.exp(shifted - jnp.max(shifted, axis=-1, keepdims=True))
+        earlier = state * jnp.exp(state_max - safe_max)[..., None]
+        scores = jnp.where(lower, jnp.einsum("bif,bjf->bij", q_hat, k_hat), 0.0)
+        fast = scores @ v + q_hat @ earlier
+        needs_exact = jnp.any(real_rows[None, :] & ~(fast[..., -1] >= floor))
+        out = jax.lax.cond(needs_exact, lambda: _causal_tokens(q, k, v, state, state_max), lambda: fast)
+        new_state = earlier + jnp.einsum("bjf,bjv->bfv", k_hat, v)
+        return (new_state, new_max), out[..., :-1] / out[..., -1:]
+
+    init = (
+        jnp.zeros((B, F, values.shape[-1]), q_log.dtype),
+        jnp.full((B, F), -jnp.inf, q_log.dtype),
+    )
+    _, out = jax.lax.scan(step, init, (chunks(q_log), chunks(k_log), chunks(values), real))
+    return jnp.moveaxis(out, 0, 1).reshape(B, n_chunks * chunk_size, V.shape[-1])[:, :L]
 
 
 def _linear_bidirectional_log(q_log, k_log, V):
@@ -256,7 +374,8 @@ def _linear_bidirectional_log(q_log, k_log, V):
     denominator is ≥ 1: the result is finite for any finite logits, even in float32.
     """
     key_max = jnp.max(k_log, axis=0)
-    k = jnp.exp(k_log - key_max[None, :])
+    # Materialised before the S-long contraction: XLA:CPU fusing the exponential into it is several times slower.
+    k = jax.lax.optimization_barrier(jnp.exp(k_log - key_max[None, :]))
     shifted = q_log + key_max[None, :]
     w = jnp.exp(shifted - jnp.max(shifted, axis=1, keepdims=True))
     out = w @ (k.T @ _with_ones(V, jnp.ones(V.shape[0], V.dtype)))

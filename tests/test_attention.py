@@ -4,8 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from rflib import attention, features, projections
+from rflib.features import dense_exp
 
 
 def _qkv(key, L=37, d=8, dv=5, scale=0.5, batch=()):
@@ -114,6 +116,99 @@ def test_float32_linear_attention_stays_finite_where_raw_features_overflow(key, 
     W64, Q64, K64, V64 = (jnp.asarray(a, jnp.float64) for a in (W, Q, K, V))
     out64 = attention.linear_attention(Q64, K64, V64, partial(features.positive_features, W64), causal=causal)
     np.testing.assert_allclose(out32, out64, rtol=2e-3, atol=2e-3)
+
+
+def _log_space_reference(q_log, k_log, V, causal):
+    """Exact oracle from full log features: row-normalised exp(logsumexp_m(q_log_im + k_log_jm)) V, in float64."""
+    q_log, k_log, V = (np.asarray(a, np.float64) for a in (q_log, k_log, V))
+    log_scores = logsumexp(q_log[:, None, :] + k_log[None, :, :], axis=2)
+    if causal:
+        log_scores = np.where(np.tril(np.ones(log_scores.shape, bool)), log_scores, -np.inf)
+    weights = np.exp(log_scores - log_scores.max(axis=1, keepdims=True))
+    return weights @ V / weights.sum(axis=1, keepdims=True)
+
+
+def _points_of_norm(key, norm, L, d, dtype):
+    x = jax.random.normal(key, (L, d), dtype)
+    return norm * x / jnp.linalg.norm(x, axis=1, keepdims=True)
+
+
+POSITIVE_MAPS = {"positive": features.positive_features, "hyperbolic": features.hyperbolic_features}
+
+
+@pytest.mark.parametrize("chunk_size", [7, 60])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", sorted(POSITIVE_MAPS))
+def test_positive_feature_attention_is_exact_at_logit_spreads_beyond_float64_range(key, name, causal, chunk_size):
+    """‖q‖ = ‖k‖ = 60 gives logit spreads of ~10³ nats, past e^{±709}: per-row stabilisation loses whole rows, the
+    per-feature one (with the token-by-token fallback for chunks where a later key dominates) matches the log-space
+    oracle to round-off, for chunks smaller than and equal to the sequence."""
+    kw, kq, kk, kv = jax.random.split(key, 4)
+    L, d = 60, 16
+    Q, K = (_points_of_norm(k, 60.0, L, d, jnp.float64) for k in (kq, kk))
+    V = jax.random.normal(kv, (L, 3))
+    W = projections.orthogonal(kw, 24, d)
+    fmap = partial(POSITIVE_MAPS[name], W)
+    fq, fk = fmap(Q), fmap(K)
+    expected = _log_space_reference(fq.log_body, fk.log_scale[:, None] + fk.log_body, V, causal)
+    out = attention.linear_attention(Q, K, V, fmap, causal=causal, chunk_size=chunk_size)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-9, atol=1e-9)
+
+
+FLOAT32_FAMILIES = [("linear", "positive"), ("linear", "hyperbolic")] + [("favor#", m) for m in dense_exp.METHODS]
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("kind", "name"), FLOAT32_FAMILIES, ids=lambda v: str(v))
+def test_float32_attention_stays_finite_up_to_norm_100(key, kind, name, causal):
+    """Issue-level guarantee: float32 causal and bidirectional attention is finite for ‖q‖, ‖k‖ up to 100 at d = 64,
+    for every positive family (FAVOR+, hyperbolic, the FAVOR# DERFs); these went NaN from ‖x‖ ≈ 12 (causal FAVOR#)
+    or 50 (FAVOR+) with per-row stabilisation. For FAVOR+ the float32 result also matches the log-space oracle
+    built from the same float32 features, to the rounding of logits of size ~10³ (ulp ≈ 6e-5)."""
+    kw, kq, kk, kv = jax.random.split(key, 4)
+    L, d = 80, 64
+    W = projections.orthogonal(kw, 64, d, dtype=jnp.float32)
+    V = jax.random.normal(kv, (L, 4), jnp.float32)
+    for norm in (1.0, 12.0, 25.0, 100.0):
+        Q, K = (_points_of_norm(k, norm, L, d, jnp.float32) for k in (kq, kk))
+        if kind == "linear":
+            fmap = partial(POSITIVE_MAPS[name], W)
+            out = attention.linear_attention(Q, K, V, fmap, causal=causal, chunk_size=16)
+        else:
+            out = attention.favor_sharp_attention(Q, K, V, W, method=name, causal=causal, chunk_size=16)
+        assert out.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(out))), f"non-finite at ‖x‖ = {norm}"
+        if kind == "linear":
+            fq, fk = fmap(Q), fmap(K)
+            k_log = fk.log_scale[:, None] + fk.log_body
+            expected = _log_space_reference(fq.log_body, k_log, V, causal)
+            spread = float(jnp.max(jnp.abs(fq.log_body)) + jnp.max(jnp.abs(k_log)))
+            tolerance = 64 * float(jnp.finfo(jnp.float32).eps) * max(spread, 1.0) * float(jnp.max(jnp.abs(V)))
+            np.testing.assert_allclose(np.asarray(out), expected, atol=tolerance, err_msg=f"‖x‖ = {norm}")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_float32_signed_feature_attention_is_finite_or_refuses(key, causal):
+    """Trigonometric and HRF features are signed, so only a per-row scale is available: at ‖x‖ = 100 the result is
+    either finite or an eager ValueError that says the output is not finite and suggests float64 or rescaling."""
+    from rflib.features import estimators, hybrid
+
+    kw, kq, kk, kv, kh = jax.random.split(key, 5)
+    L, d = 48, 64
+    W = projections.orthogonal(kw, 64, d, dtype=jnp.float32)
+    k1, k2, k3 = jax.random.split(kh, 3)
+    hrf = hybrid.angular_hybrid_estimator(
+        *(projections.orthogonal(k, m, d, dtype=jnp.float32) for k, m in ((k1, 16), (k2, 16), (k3, 4)))
+    )
+    V = jax.random.normal(kv, (L, 4), jnp.float32)
+    for norm in (1.0, 25.0, 100.0):
+        Q, K = (_points_of_norm(k, norm, L, d, jnp.float32) for k in (kq, kk))
+        for fmap in (estimators.trig_estimator(W), hrf):
+            try:
+                out = attention.linear_attention(Q, K, V, fmap, causal=causal)
+            except ValueError as err:
+                assert "not finite" in str(err) and "float64" in str(err)
+            else:
+                assert bool(jnp.all(jnp.isfinite(out)))
 
 
 def test_bad_attention_inputs_raise(key):

@@ -36,7 +36,8 @@ def _positive(W, X):
     proj = X @ W.T
     row_max = jnp.max(proj, axis=1)
     log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
-    return Features(log_scale, jnp.exp(proj - row_max[:, None]))
+    log_body = proj - row_max[:, None]
+    return Features(log_scale, jnp.exp(log_body), log_body)
 
 
 @jax.jit
@@ -44,8 +45,8 @@ def _hyperbolic(W, X):
     proj = X @ W.T
     row_max = jnp.max(jnp.abs(proj), axis=1)
     log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(2 * W.shape[0])
-    shifted = jnp.concatenate([proj, -proj], axis=1) - row_max[:, None]
-    return Features(log_scale, jnp.exp(shifted))
+    log_body = jnp.concatenate([proj, -proj], axis=1) - row_max[:, None]
+    return Features(log_scale, jnp.exp(log_body), log_body)
 
 
 def trig_features(W, X) -> Features:

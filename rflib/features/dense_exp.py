@@ -384,7 +384,8 @@ def _derf_features(params: DERF, W, X, side: int) -> Features:
     row_log_scale, logits = _derf_logits(params, W, X, side)
     row_max = jnp.max(logits, axis=1)
     log_scale = row_log_scale + row_max - 0.5 * jnp.log(W.shape[0])
-    return Features(log_scale, jnp.exp(logits - row_max[:, None]))
+    log_body = logits - row_max[:, None]
+    return Features(log_scale, jnp.exp(log_body), log_body)
 
 
 _derf_features_jit = jax.jit(_derf_features, static_argnums=3)
