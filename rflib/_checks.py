@@ -26,39 +26,133 @@ def _all_finite(arr) -> bool:
 
 def positive_int(name: str, value) -> int:
     """Return ``value`` as an int, or raise if it is not an integer ≥ 1."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (≥ 1), got {value!r}")
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer (≥ 1), got {value!r:.60}")
     return int(value)
 
 
 def positive_float(name: str, value) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number > 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r:.60}")
     return float(value)
 
 
+def _dtype_of(name: str, x) -> np.dtype:
+    """The dtype ``x`` would have as an array, without converting a tracer; raise for non-numeric input."""
+    if isinstance(x, str | bytes):
+        raise ValueError(f"{name} must be a numeric array, got a string {x!r:.40}")
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(x).dtype
+        except (TypeError, ValueError) as err:  # ragged nested lists
+            raise ValueError(f"{name} must be a rectangular numeric array: {err}") from None
+    return np.dtype(dtype)
+
+
+def real_dtype(name: str, x):
+    """The floating dtype ``x`` is computed in: floats keep theirs, integers become the default float; bool, complex,
+    string and object input is refused (a silent cast would drop the imaginary part or read True as 1.0)."""
+    dtype = _dtype_of(name, x)
+    if dtype == np.bool_:
+        raise ValueError(f"{name} must hold real numbers, got a bool array; convert it explicitly (x.astype(float))")
+    if np.issubdtype(dtype, np.complexfloating):
+        raise ValueError(f"{name} must be real, got {dtype}: pass the real and imaginary parts separately")
+    if np.issubdtype(dtype, np.floating):
+        return jnp.dtype(dtype) if dtype.itemsize <= 8 else jnp.result_type(float)
+    if np.issubdtype(dtype, np.integer):
+        return jnp.result_type(float)
+    raise ValueError(f"{name} must be a real numeric array, got dtype {dtype}")
+
+
 def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
-    """Convert ``x`` to a floating JAX array and check its rank and (when concrete) that it is finite.
+    """Convert ``x`` to a floating JAX array and check its dtype, rank and (when concrete) that it is finite.
+
+    Floats keep their precision, integers are promoted to the default float (float64 with x64 enabled); bool,
+    complex, string and object input raises. Under ``jit`` only the dtype and shape are checked (free).
 
     Args:
-      name: argument name used in error messages.
+      name: argument name used in error messages (the caller's parameter name).
       x: array-like.
       ndim: allowed rank or ranks.
     """
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    dtype = real_dtype(name, x)
     concrete = _is_concrete(x)  # a numpy constant becomes a tracer once converted inside jit: check it first
-    arr = jnp.asarray(x)
-    if not jnp.issubdtype(arr.dtype, jnp.floating):
-        arr = arr.astype(jnp.result_type(float))
+    arr = jnp.asarray(x, dtype=dtype)
     if arr.ndim not in allowed:
         want = " or ".join(str(a) for a in allowed)
         raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
     if any(s == 0 for s in arr.shape):
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
-    if concrete and not _all_finite(x if isinstance(x, jax.Array) else np.asarray(x)):
+    if concrete and not _all_finite(x if isinstance(x, jax.Array) else np.asarray(x, dtype=dtype)):
         raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
     return arr
+
+
+def finite_numpy(name: str, x, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
+    """:func:`finite_array` for the numpy (float64) modules: a finite float64 ``np.ndarray`` of an allowed rank."""
+    if not _is_concrete(x):
+        raise ValueError(f"{name} must be a concrete array (this function runs in numpy, not under jax.jit)")
+    real_dtype(name, x)
+    arr = np.asarray(x, dtype=np.float64)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = " or ".join(str(a) for a in allowed)
+            raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
+    return arr
+
+
+def real_number(
+    name: str, value, *, low=None, high=None, low_open: bool = False, high_open: bool = False, what: str = ""
+) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite real number in the given (closed by default)
+    range. Concrete values only: a traced value is returned unchecked (checks stay free under ``jit``)."""
+    if not _is_concrete(value):
+        return value
+    if isinstance(value, bool | np.bool_ | str | bytes) or np.ndim(value) != 0:
+        raise ValueError(f"{name} must be a real number, got {value!r:.60}")
+    dtype = np.asarray(value).dtype
+    if not (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)):
+        raise ValueError(f"{name} must be a real number, got {value!r:.60} of type {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    suffix = f" ({what})" if what else ""
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '≥'} {low}{suffix}, got {value}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(f"{name} must be {'<' if high_open else '≤'} {high}{suffix}, got {value}")
+    return value
+
+
+def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer in [low, high] (bounds optional)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r:.60}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"[{'-∞' if low is None else low}, {'∞' if high is None else high}]"
+        raise ValueError(f"{name} must be an integer in {bounds}, got {value}")
+    return value
+
+
+def one_of(name: str, value, choices) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise naming them."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r:.60}")
+    return value
 
 
 def positive_entries(name: str, x) -> None:
@@ -80,11 +174,18 @@ def points(name: str, x, dim: int | None = None) -> jax.Array:
 
 def vectors(name: str, x, dim: int | None = None) -> jax.Array:
     """Check ``x: (..., d)`` with at least one axis; optionally require the last axis to be ``dim``."""
-    arr = jnp.asarray(x)
-    arr = finite_array(name, arr, arr.ndim if arr.ndim >= 1 else 1)
+    real_dtype(name, x)
+    rank = jnp.ndim(x)
+    arr = finite_array(name, x, rank if rank >= 1 else 1)
     if dim is not None and arr.shape[-1] != dim:
         raise ValueError(f"{name} must have last axis {dim}, got shape {arr.shape}")
     return arr
+
+
+def elementwise(name: str, x) -> jax.Array:
+    """Check a real, finite (when concrete) scalar or array of any shape, for functions applied elementwise."""
+    real_dtype(name, x)
+    return finite_array(name, x, jnp.ndim(x))
 
 
 def projection_matrix(name: str, w, dim: int) -> jax.Array:
@@ -104,3 +205,21 @@ def nonzero_rows(name: str, x) -> None:
             has_zero = bool(jnp.any(jnp.all(x == 0, axis=-1)))
         if has_zero:
             raise ValueError(f"{name} has a zero row: angles are undefined for zero vectors")
+
+
+def values_in_range(name: str, x, *, low=None, high=None, high_open: bool = False, what: str = "") -> None:
+    """Raise if a concrete array ``x`` has an entry below ``low`` or above ``high`` (``≥ high`` when ``high_open``).
+    A no-op under ``jit`` (tracers cannot be read), so the check is free in compiled code."""
+    if not _is_concrete(x):
+        return
+    with jax.ensure_compile_time_eval():
+        arr = np.asarray(x)
+        below = low is not None and bool(np.any(arr < low))
+        above = high is not None and bool(np.any(arr >= high if high_open else arr > high))
+    if below or above:
+        lo = "" if low is None else f"{low} ≤ "
+        hi = "" if high is None else f" {'<' if high_open else '≤'} {high}"
+        suffix = f" ({what})" if what else ""
+        raise ValueError(
+            f"{name} must satisfy {lo}{name}{hi}{suffix}, got values in [{arr.min():.6g}, {arr.max():.6g}]"
+        )

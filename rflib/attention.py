@@ -38,8 +38,10 @@ from rflib.features.estimators import Estimator
 
 def _check_qkv(Q, K, V, causal: bool):
     Q = _checks.finite_array("Q", Q, tuple(range(2, 6)))
-    K = _checks.finite_array("K", K, Q.ndim)
-    V = _checks.finite_array("V", V, Q.ndim)
+    K = _checks.finite_array("K", K, tuple(range(2, 6)))
+    V = _checks.finite_array("V", V, tuple(range(2, 6)))
+    if not Q.ndim == K.ndim == V.ndim:
+        raise ValueError(f"Q, K and V need the same number of axes, got shapes {Q.shape}, {K.shape}, {V.shape}")
     if K.shape[:-2] != Q.shape[:-2] or V.shape[:-2] != Q.shape[:-2]:
         raise ValueError(f"Q, K, V need the same leading axes, got {Q.shape}, {K.shape}, {V.shape}")
     if K.shape[-1] != Q.shape[-1]:
@@ -250,9 +252,9 @@ def favor_sharp_attention(
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     W = _checks.projection_matrix("W", W, Q.shape[-1])
-    if method not in dense_exp.METHODS:
-        raise ValueError(f"method must be one of {dense_exp.METHODS}, got {method!r}")
+    _checks.one_of("method", method, dense_exp.METHODS)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    eps = _checks.real_number("eps", eps, low=0.0)
     return _finite_output(
         "favor_sharp_attention", _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps), signed=False
     )

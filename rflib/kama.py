@@ -49,11 +49,19 @@ class GivensLayers(NamedTuple):
 def givens_matrix(d: int, i: int, j: int, theta, *, dtype=None) -> jax.Array:
     """The dense d×d rotation G_{i,j}^θ of paper §2 (for tests and small illustrations).  Returns (d, d)."""
     d = _checks.positive_int("d", d)
-    if not (0 <= i < d and 0 <= j < d and i != j):
-        raise ValueError(f"need two distinct indices in [0, {d}), got i={i}, j={j}")
+    i, j = _distinct_indices(i, j, d)
+    theta = _checks.real_number("theta", theta)
     c, s = jnp.cos(theta), jnp.sin(theta)
     G = jnp.eye(d, dtype=dtype or jnp.result_type(float))
     return G.at[i, i].set(c).at[j, j].set(c).at[j, i].set(s).at[i, j].set(-s)
+
+
+def _distinct_indices(i, j, d: int) -> tuple[int, int]:
+    i = _checks.integer("i", i, low=0, high=d - 1)
+    j = _checks.integer("j", j, low=0, high=d - 1)
+    if i == j:
+        raise ValueError(f"i and j must be distinct (a rotation acts on a plane), got i = j = {i}")
+    return i, j
 
 
 def rotations_for(d: int, c: float = 5.0) -> int:
@@ -61,11 +69,14 @@ def rotations_for(d: int, c: float = 5.0) -> int:
     d = _checks.positive_int("d", d)
     if d < 2:
         raise ValueError(f"Givens rotations need d ≥ 2, got d={d}")
+    c = _checks.positive_float("c", c)
     return max(1, math.ceil(c * d * math.log(d)))
 
 
 def random_pairs(key, k: int, d: int) -> tuple[jax.Array, jax.Array]:
     """k independent pairs, uniform over ordered pairs (I, J) with I ≠ J.  Returns (first, second): (k,) each."""
+    k = _checks.positive_int("k", k)
+    d = _checks.integer("d", d, low=2)
     k_i, k_u = jax.random.split(key)
     first = jax.random.randint(k_i, (k,), 0, d)
     second = (first + jax.random.randint(k_u, (k,), 1, d)) % d
@@ -103,10 +114,25 @@ def as_product(layers: GivensLayers) -> GivensProduct:
     return GivensProduct(layers.first.reshape(-1), layers.second.reshape(-1), layers.angles.reshape(-1), layers.d)
 
 
-def _check_batch(X, d: int) -> jax.Array:
-    X = jnp.asarray(X)
-    if X.ndim not in (1, 2) or X.shape[-1] != d:
-        raise ValueError(f"expected vectors of shape (d,) or (n, d) with d={d}, got {X.shape}")
+def _check_rotations(rotations: GivensProduct | GivensLayers) -> None:
+    """Raise if concrete rotation indices leave [0, d) or a rotation pairs a coordinate with itself (the gathers and
+    scatters would clamp, drop or wrap them silently). Free under jit."""
+    if not isinstance(rotations, GivensProduct | GivensLayers):
+        raise ValueError(f"product must be a GivensProduct or GivensLayers, got {type(rotations).__name__}")
+    first, second, d = rotations.first, rotations.second, rotations.d
+    if _checks._is_concrete(first) and _checks._is_concrete(second):
+        with jax.ensure_compile_time_eval():
+            first, second = np.asarray(first), np.asarray(second)
+        if first.shape != second.shape or np.any((first < 0) | (first >= d) | (second < 0) | (second >= d)):
+            raise ValueError(f"product has rotation indices outside [0, {d}) or unpaired index arrays")
+        if np.any(first == second):
+            raise ValueError("product has a rotation with I = J, which is not a rotation")
+
+
+def _check_batch(X, d: int, name: str = "X") -> jax.Array:
+    X = _checks.finite_array(name, X, (1, 2))
+    if X.shape[-1] != d:
+        raise ValueError(f"{name} must be vectors of shape (d,) or (n, d) with d={d}, got {X.shape}")
     return X
 
 
@@ -115,6 +141,7 @@ def apply(product: GivensProduct, X) -> jax.Array:
 
     X: (d,) or (n, d).  Returns the same shape.
     """
+    _check_rotations(product)
     X = _check_batch(X, product.d)
     rows = X.reshape(-1, product.d).T  # (d, n): each rotation updates two contiguous rows in place
     out = _apply_rows(rows, product.first, product.second, product.angles)
@@ -123,6 +150,7 @@ def apply(product: GivensProduct, X) -> jax.Array:
 
 def apply_transpose(product: GivensProduct, X) -> jax.Array:
     """Pᵀ x for every row x of X (G₁ᵀ first).  X: (d,) or (n, d)."""
+    _check_rotations(product)
     X = _check_batch(X, product.d)
     rows = X.reshape(-1, product.d).T
     rev = GivensProduct(product.first[::-1], product.second[::-1], -product.angles[::-1], product.d)
@@ -154,6 +182,7 @@ def apply_layers(layers: GivensLayers, X) -> jax.Array:
 
     X: (d,) or (n, d).  Returns the same shape.
     """
+    _check_rotations(layers)
     X = _check_batch(X, layers.d)
     rows = X.reshape(-1, layers.d).T
     return _apply_layer_rows(rows, layers.first, layers.second, layers.angles).T.reshape(X.shape)
@@ -199,6 +228,7 @@ def random_matrices(key, n: int, k: int, d: int, dtype=None) -> jax.Array:
 
 def matrix(product: GivensProduct, *, dtype=None) -> jax.Array:
     """The dense d×d matrix P, by rotating the identity's columns (O(k · d)).  Differentiable in the angles."""
+    _check_rotations(product)
     eye = jnp.eye(product.d, dtype=dtype or jnp.result_type(product.angles.dtype, float))
     return _apply_rows(eye, product.first, product.second, product.angles)
 
@@ -216,9 +246,9 @@ def layer_matrix(product: GivensProduct, scales, d_out: int, d_in: int) -> jax.A
     D = layer_size(d_out, d_in)
     if product.d != D:
         raise ValueError(f"a {d_out}×{d_in} layer needs rotations of size {D}, got {product.d}")
-    scales = jnp.asarray(scales)
+    scales = _checks.finite_array("scales", scales, 1)
     if scales.shape != (min(d_out, d_in),):
-        raise ValueError(f"need {min(d_out, d_in)} scales, got shape {scales.shape}")
+        raise ValueError(f"scales must have shape ({min(d_out, d_in)},), got {scales.shape}")
     P = matrix(product, dtype=jnp.result_type(scales.dtype, product.angles.dtype))
     return scales[:, None] * P[:d_out] if d_out <= d_in else P[:, :d_in] * scales[None, :]
 
@@ -228,9 +258,10 @@ def layer_apply(product: GivensProduct, scales, X, d_out: int, d_in: int) -> jax
     D = layer_size(d_out, d_in)
     if product.d != D:
         raise ValueError(f"a {d_out}×{d_in} layer needs rotations of size {D}, got {product.d}")
-    X = jnp.atleast_2d(jnp.asarray(X))
-    if X.shape[-1] != d_in:
-        raise ValueError(f"expected inputs of width {d_in}, got {X.shape}")
+    X = jnp.atleast_2d(_check_batch(X, d_in))
+    scales = _checks.finite_array("scales", scales, 1)
+    if scales.shape != (min(d_out, d_in),):
+        raise ValueError(f"scales must have shape ({min(d_out, d_in)},), got {scales.shape}")
     if d_out <= d_in:
         return apply(product, X)[:, :d_out] * scales
     padded = jnp.pad(X * scales, ((0, 0), (0, D - d_in)))
@@ -252,7 +283,7 @@ def storage(k: int, d: int) -> int:
 
 def dense_flops(d_out: int, d_in: int) -> int:
     """Multiply-adds of a dense matvec, counted as 2 d_out d_in flops."""
-    return 2 * d_out * d_in
+    return 2 * _checks.positive_int("d_out", d_out) * _checks.positive_int("d_in", d_in)
 
 
 # --- Givens coordinate descent on SO(d), §5.1 (Algorithm 1, Theorem 3) ----------------------------------------------
@@ -270,7 +301,11 @@ class DescentStep(NamedTuple):
 
 def rotate_columns(M, i: int, j: int, theta: float) -> np.ndarray:
     """M · G_{j,i}^θ = M exp(θ A_{i,j}) (the geodesic of §5.1): only columns i and j change.  M: (d, d)."""
-    M = np.array(M, dtype=float, copy=True)
+    M = np.array(_checks.finite_numpy("M", M, 2), copy=True)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
+    i, j = _distinct_indices(i, j, M.shape[0])
+    theta = _checks.real_number("theta", theta)
     c, s = math.cos(theta), math.sin(theta)
     a, b = M[:, i].copy(), M[:, j].copy()
     M[:, i], M[:, j] = c * a - s * b, s * a + c * b
@@ -279,7 +314,10 @@ def rotate_columns(M, i: int, j: int, theta: float) -> np.ndarray:
 
 def procrustes_objective(M, T) -> float:
     """F(M) = ‖M − T‖²_F, the objective of the Theorem 3 check."""
-    return float(np.sum((np.asarray(M) - np.asarray(T)) ** 2))
+    M, T = _checks.finite_numpy("M", M, 2), _checks.finite_numpy("T", T, 2)
+    if M.shape != T.shape:
+        raise ValueError(f"M and T must have one shape, got {M.shape} and {T.shape}")
+    return float(np.sum((M - T) ** 2))
 
 
 def procrustes_descent_step(M, T) -> DescentStep:
@@ -289,8 +327,8 @@ def procrustes_descent_step(M, T) -> DescentStep:
     angle is atan2(β, α), the decrease is 2(√(α² + β²) − α) and the directional derivative ∇_{I,J}F = −2β. Every
     pair I < J is searched; the best one is taken. ‖∇F‖²_F = 2 Σ_{I<J} (∇_{I,J}F)².
     """
-    M, T = np.asarray(M, float), np.asarray(T, float)
-    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape != T.shape:
+    M, T = _checks.finite_numpy("M", M, 2), _checks.finite_numpy("T", T, 2)
+    if M.shape[0] != M.shape[1] or M.shape != T.shape or M.shape[0] < 2:
         raise ValueError(f"M and T must be square matrices of one shape, got {M.shape} and {T.shape}")
     N = T.T @ M
     i, j = np.triu_indices(M.shape[0], k=1)
@@ -318,9 +356,10 @@ def givens_descent_step(objective, M, *, n_grid: int = 64) -> DescentStep:
     """
     from scipy import optimize
 
-    M = np.asarray(M, float)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
+    M = _checks.finite_numpy("M", M, 2)
+    if M.shape[0] != M.shape[1] or M.shape[0] < 2:
+        raise ValueError(f"M must be a square matrix of size ≥ 2, got shape {M.shape}")
+    n_grid = _checks.positive_int("n_grid", n_grid)
     d = M.shape[0]
     f0 = float(objective(M))
     grid = np.linspace(-math.pi, math.pi, n_grid, endpoint=False)
@@ -343,6 +382,9 @@ def givens_descent_step(objective, M, *, n_grid: int = 64) -> DescentStep:
 
 def theorem_3_bound(grad_norm_sq: float, d: int, curvature_bound: float) -> float:
     """Theorem 3's guaranteed decrease per step: ‖∇F(M)‖² / (2 d (d − 1) B)."""
+    grad_norm_sq = _checks.real_number("grad_norm_sq", grad_norm_sq, low=0.0)
+    d = _checks.integer("d", d, low=2)
+    curvature_bound = _checks.real_number("curvature_bound", curvature_bound, low=0.0, low_open=True)
     return grad_norm_sq / (2 * d * (d - 1) * curvature_bound)
 
 
@@ -351,7 +393,8 @@ def theorem_3_bound(grad_norm_sq: float, d: int, curvature_bound: float) -> floa
 
 def toeplitz_matrix(t, d_out: int, d_in: int) -> jax.Array:
     """The d_out × d_in Toeplitz matrix W[i, j] = t[i − j + d_in − 1].  t: (d_out + d_in − 1,)."""
-    t = jnp.asarray(t)
+    d_out, d_in = _checks.positive_int("d_out", d_out), _checks.positive_int("d_in", d_in)
+    t = _checks.finite_array("t", t, 1)
     if t.shape != (d_out + d_in - 1,):
         raise ValueError(f"a {d_out}×{d_in} Toeplitz matrix needs {d_out + d_in - 1} parameters, got {t.shape}")
     idx = np.arange(d_out)[:, None] - np.arange(d_in)[None, :] + d_in - 1

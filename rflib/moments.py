@@ -138,7 +138,9 @@ def angular_lambda_moments(theta, n: int) -> LambdaMoments:
     E λ̂² = p(p − p/n + 1/n),  E(1 − λ̂)² = (1 − p)(1 − p + p/n),  E λ̂(1 − λ̂) = p(1 − p)(1 − 1/n).
     """
     n = _checks.positive_int("n", n)
-    p = jnp.asarray(theta) / jnp.pi
+    theta = _checks.elementwise("theta", theta)
+    _checks.values_in_range("theta", theta, low=0.0, high=float(jnp.pi), what="an angle")
+    p = theta / jnp.pi
     return LambdaMoments(p * (p - p / n + 1.0 / n), (1 - p) * (1 - p + p / n), p * (1 - p) * (1 - 1.0 / n))
 
 
@@ -183,6 +185,8 @@ def log_mse_angular_hybrid(x, y, m: int, n: int, *, shared: bool = False) -> jax
     """log MSE of the angular hybrid (Theorem D.1 = Theorem 3.1 with Lemma 3.2's moments).  (..., d) → (...)."""
     x = _checks.vectors("x", x)
     y = _checks.vectors("y", y, dim=x.shape[-1])
+    _checks.nonzero_rows("x", x)
+    _checks.nonzero_rows("y", y)
     nx, ny = jnp.linalg.norm(x, axis=-1, keepdims=True), jnp.linalg.norm(y, axis=-1, keepdims=True)
     xh, yh = x / nx, y / ny
     theta = 2.0 * jnp.arctan2(jnp.linalg.norm(xh - yh, axis=-1), jnp.linalg.norm(xh + yh, axis=-1))

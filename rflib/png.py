@@ -47,17 +47,13 @@ METHODS = ("urn", "orn", "kama", "horn")
 
 def activation(name: str) -> Callable:
     """The activation f called ``name`` (one of :data:`ACTIVATIONS`), vectorised over arrays."""
-    if name not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {name!r}; choose one of {sorted(ACTIVATIONS)}")
-    return ACTIVATIONS[name]
+    return ACTIVATIONS[_checks.one_of("name", name, sorted(ACTIVATIONS))]
 
 
 def _vectors(x, y) -> tuple[np.ndarray, np.ndarray]:
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if x.ndim != 1 or x.shape != y.shape:
+    x, y = _checks.finite_numpy("x", x, 1), _checks.finite_numpy("y", y, 1)
+    if x.shape != y.shape:
         raise ValueError(f"x and y must be vectors of one length, got shapes {x.shape} and {y.shape}")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("x and y must be finite")
     return x, y
 
 
@@ -68,6 +64,7 @@ def kernel(name: str, x, y) -> float:
     square: ‖x‖²‖y‖² + 2(xᵀy)²; he2: that − ‖x‖² − ‖y‖² + 1; cos/sin: (e^{−‖x−y‖²/2} ± e^{−‖x+y‖²/2})/2;
     erf: (2/π) arcsin(2xᵀy / √((1 + 2‖x‖²)(1 + 2‖y‖²))); exp: e^{‖x+y‖²/2}.
     """
+    activation(name)
     x, y = _vectors(x, y)
     nx, ny, xy = np.linalg.norm(x), np.linalg.norm(y), float(x @ y)
     if name in ("sgn", "heaviside", "relu"):
@@ -90,7 +87,7 @@ def kernel(name: str, x, y) -> float:
         "exp": lambda: math.exp(np.sum((x + y) ** 2) / 2),
     }
     if name not in closed:
-        raise ValueError(f"no closed form for {name!r}; use png.expectation (quadrature)")
+        raise ValueError(f"name {name!r} has no closed form; use png.kernel_by_quadrature")
     return float(closed[name]())
 
 
@@ -228,7 +225,11 @@ def _hadamard_blocks(key, n: int, D: int, dtype) -> jax.Array:
 def estimates(name: str, W, x, y) -> jax.Array:
     """K̂ = (1/m) Σ_i f(w_iᵀx) f(w_iᵀy) (eq 2) for every matrix in W: (…, m, d).  Returns (…,)."""
     f = activation(name)
-    x, y = jnp.asarray(x), jnp.asarray(y)
+    x = _checks.finite_array("x", x, 1)
+    y = _checks.finite_array("y", y, 1)
+    W = _checks.vectors("W", W, dim=x.shape[0])
+    if W.ndim < 2 or y.shape != x.shape:
+        raise ValueError(f"need W: (…, m, d) and x, y: (d,) with one d, got {W.shape}, {x.shape}, {y.shape}")
     return jnp.mean(f(W @ x) * f(W @ y), axis=-1)
 
 
@@ -243,8 +244,10 @@ def error_summary(estimates, K) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
 def pair_estimates(name: str, W, X, Y) -> jax.Array:
     """K̂ for many pairs (x_p, y_p) and many matrices at once.  W: (draws, m, d), X, Y: (P, d) → (draws, P)."""
     f = activation(name)
-    W, X, Y = jnp.asarray(W), jnp.asarray(X), jnp.asarray(Y)
-    if X.shape != Y.shape or X.ndim != 2 or W.shape[-1] != X.shape[1]:
+    W = _checks.finite_array("W", W, 3)
+    X = _checks.points("X", X, dim=W.shape[-1])
+    Y = _checks.points("Y", Y, dim=W.shape[-1])
+    if X.shape != Y.shape:
         raise ValueError(f"need W: (draws, m, d) and X, Y: (P, d) with one d, got {W.shape}, {X.shape}, {Y.shape}")
     return jnp.mean(f(W @ X.T) * f(W @ Y.T), axis=-2)
 
@@ -252,15 +255,18 @@ def pair_estimates(name: str, W, X, Y) -> jax.Array:
 def gram_estimate(name: str, W, X) -> jax.Array:
     """K̂(X) = Φ Φᵀ / m with Φ[n, i] = f(w_iᵀ x_n): the estimated kernel matrix.  W: (m, d), X: (N, d) → (N, N)."""
     f = activation(name)
-    phi = f(jnp.asarray(X) @ jnp.asarray(W).T)
+    X = _checks.points("X", X)
+    phi = f(X @ _checks.projection_matrix("W", W, X.shape[1]).T)
     return phi @ phi.T / phi.shape[1]
 
 
 def gram(name: str, X) -> np.ndarray:
     """Exact K_f(X) for the angular (sgn) kernel, the one Fig 2 uses.  X: (N, d) → (N, N)."""
     if name != "sgn":
-        raise ValueError("the exact kernel matrix is implemented for the angular kernel (sgn) only")
-    X = np.asarray(X, float)
+        raise ValueError(
+            f"name must be 'sgn': the exact kernel matrix is implemented for the angular kernel only, got {name!r:.40}"
+        )
+    X = _checks.finite_numpy("X", X, 2)
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
         raise ValueError("the angular kernel needs nonzero rows")

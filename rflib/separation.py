@@ -33,8 +33,8 @@ def _check_self(n: int, d: int, b: float, c: float) -> tuple[int, int]:
         )
     if n % (d - 2):
         raise ValueError(f"n must be a multiple of d − 2 (Def D.1 stacks I_(d−2) t times), got n={n}, d={d}")
-    if not (b >= 0 and c >= 0):
-        raise ValueError(f"b and c must be non-negative, got b={b}, c={c}")
+    _checks.real_number("b", b, low=0.0)
+    _checks.real_number("c", c, low=0.0)
     return n, d
 
 
@@ -48,9 +48,7 @@ def _check_cross(n: int, d: int) -> tuple[int, int]:
 
 
 def _check_index(name: str, j: int, n: int) -> int:
-    if not 0 <= int(j) < n:
-        raise ValueError(f"{name} must be a row index in [0, {n}), got {j}")
-    return int(j)
+    return _checks.integer(name, j, low=0, high=n - 1)
 
 
 # --- datasets -------------------------------------------------------------------------------------------------------
@@ -64,6 +62,7 @@ def self_data(n: int, d: int, a: float, b: float, c: float, j3: int) -> np.ndarr
     """
     n, d = _check_self(n, d, b, c)
     j3 = _check_index("j3", j3, n)
+    a = _checks.real_number("a", a)
     s = math.sqrt(math.log(n))
     A = np.zeros((n, d))
     A[j3, 0] = a * s
@@ -77,6 +76,7 @@ def cross_data(n: int, d: int, a: float, j2: int, j3: int) -> tuple[np.ndarray, 
     1..d−1; A2 = A3 (keys = values) has e_{j3} in column 0 and t stacked copies of I_{d−1} in columns 1..d−1."""
     n, d = _check_cross(n, d)
     j2, j3 = _check_index("j2", j2, n), _check_index("j3", j3, n)
+    a = _checks.real_number("a", a)
     L = math.log(n)
     A1 = np.full((n, d), L)
     A1[:, 0] = 0.0
@@ -181,19 +181,27 @@ class Output(NamedTuple):
 
 def network(c, Y, tau: float) -> Output:
     """F = φ(Σ_{j0,l} φ_τ(⟨c(j0), y_l⟩)).  c: (n, d) attention rows (or (d,) for the toy); Y: (d, m) readouts."""
-    c = np.atleast_2d(np.asarray(c, float))
-    scores = c @ np.asarray(Y, float)
+    c = np.atleast_2d(_checks.finite_numpy("c", c, (1, 2)))
+    Y = _checks.finite_numpy("Y", Y, 2)
+    if Y.shape[0] != c.shape[1]:
+        raise ValueError(f"Y must have shape (d, m) with d = {c.shape[1]} (the width of c), got {Y.shape}")
+    tau = _checks.real_number("tau", tau, low=0.0)
+    scores = c @ Y
     return Output(float(np.maximum(scores - tau, 0.0).sum()), float(scores.max() - tau))
 
 
 def threshold(case: str, params: dict) -> float:
     """τ for ``case``: ``params["tau"]`` if given, else (c + 0.1)√log n for "self" (Thm 6.2) and 0.9 for "cross"
     (App. F.6)."""
-    if case == "self":
-        return params.get("tau", self_threshold(params["n"], params["c"]))
+    _checks.one_of("case", case, ("self", "cross"))
+    if "tau" in params:
+        return _checks.real_number("tau", params["tau"], low=0.0)
     if case == "cross":
-        return params.get("tau", 0.9)
-    raise ValueError(f"case must be 'self' or 'cross', got {case!r}")
+        return 0.9
+    missing = {"n", "c"} - set(params)
+    if missing:
+        raise ValueError(f"params needs {sorted(missing)} (or 'tau') for the self-attention threshold")
+    return self_threshold(params["n"], params["c"])
 
 
 def rademacher(rng: np.random.Generator, d: int, m: int) -> np.ndarray:
@@ -203,6 +211,8 @@ def rademacher(rng: np.random.Generator, d: int, m: int) -> np.ndarray:
 
 def self_threshold(n: int, c: float) -> float:
     """τ = (c + 0.1)·√(log n) (Thm 6.2, App. E)."""
+    n = _checks.positive_int("n", n)
+    c = _checks.real_number("c", c, low=0.0)
     return (c + 0.1) * math.sqrt(math.log(n))
 
 
@@ -257,6 +267,9 @@ def neuron_probabilities(good_rows, bad_rows, tau: float, sigmas) -> tuple[float
 def success_given_probabilities(p_b: float, p_bg: float, m: int) -> float:
     """P(E_success | data) = (1 − p_B)^m − (1 − p_BG)^m for m iid neurons: no bad neuron fires and some good one
     does (E_success = F_exp(D1) > 0 ∧ F_lin(D1) = 0 ∧ F_exp(D0) = 0 ∧ F_lin(D0) = 0, one shared readout)."""
+    p_b = _checks.real_number("p_b", p_b, low=0.0, high=1.0)
+    p_bg = _checks.real_number("p_bg", p_bg, low=p_b, high=1.0)
+    m = _checks.positive_int("m", m)
     return (1 - p_b) ** m - (1 - p_bg) ** m
 
 

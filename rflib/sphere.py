@@ -33,12 +33,26 @@ def _xlog(w):
 
 def log_W(r) -> np.ndarray:
     """log W(r) = 2r² + log(1 − e^{−4r²}) (Lemma 3.4)."""
-    r = np.asarray(r, dtype=np.float64)
+    r = _radius(r)
     return 2 * r**2 + _log1mexp(4 * r**2)
 
 
+def _angle(theta) -> np.ndarray:
+    theta = _checks.finite_numpy("theta", theta)
+    if np.any((theta < 0) | (theta > np.pi)):
+        raise ValueError(f"theta must be an angle in [0, π], got values in [{theta.min():.6g}, {theta.max():.6g}]")
+    return theta
+
+
+def _radius(r) -> np.ndarray:
+    r = _checks.finite_numpy("r", r)
+    if np.any(r <= 0):
+        raise ValueError(f"r must be a radius > 0, got values down to {r.min():.6g}")
+    return r
+
+
 def _log_terms(theta, r, m):
-    theta, r = np.asarray(theta, dtype=np.float64), np.asarray(r, dtype=np.float64)
+    theta, r = _angle(theta), _radius(r)
     base = -np.log(2.0 * m)
     log_pos = base + 4 * r**2 * np.cos(theta) + 2 * r**2 + 2 * _log1mexp(4 * r**2 * np.cos(theta / 2) ** 2)
     log_trig = base + 2 * r**2 + 2 * _log1mexp(4 * r**2 * np.sin(theta / 2) ** 2)
@@ -64,7 +78,7 @@ def log_mse_angular_hybrid(theta, r, m: int, n: int, *, printed: bool = False) -
     """
     m = _checks.positive_int("m", m)
     n = _checks.positive_int("n", n)
-    p = np.asarray(theta, dtype=np.float64) / np.pi
+    p = _angle(theta) / np.pi
     w_pos = p * (p - p / n + 1.0 / n)
     w_trig = p * (1 - 1.0 / n - p + p / n) if printed else (1 - p) * (1 - p + p / n)
     log_pos, log_trig = _log_terms(theta, r, m)

@@ -178,13 +178,22 @@ def test_theorem_3_every_descent_step_beats_its_bound_and_iterates_stay_orthogon
 
 
 def test_bad_inputs_are_named():
-    with pytest.raises(ValueError, match="distinct indices"):
+    with pytest.raises(ValueError, match="i and j must be distinct"):
         kama.givens_matrix(4, 2, 2, 0.1)
+    with pytest.raises(ValueError, match="j must be an integer"):
+        kama.givens_matrix(4, 0, 1.5, 0.1)
     with pytest.raises(ValueError, match="d ≥ 2"):
         kama.random_product(jax.random.key(0), 3, 1)
     product = kama.random_product(jax.random.key(0), 3, 4)
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match="X must be vectors of shape"):
         kama.apply(product, np.ones((2, 5)))
+    with pytest.raises(ValueError, match="X contains NaN"):
+        kama.apply(product, np.full((2, 4), np.nan))
+    with pytest.raises(ValueError, match="X must hold real numbers"):
+        kama.apply(product, np.ones((2, 4), bool))
+    bad = product._replace(second=product.first)
+    with pytest.raises(ValueError, match="I = J"):
+        kama.apply(bad, np.ones((2, 4)))
     with pytest.raises(ValueError, match="rotations of size 8"):
         kama.layer_matrix(product, np.ones(3), 3, 8)
     with pytest.raises(ValueError, match="square matrices"):

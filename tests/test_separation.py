@@ -182,8 +182,12 @@ def test_bad_parameters_are_named():
         sp.self_data(100, 9, 0.5, 0.2, 0.8, 0)
     with pytest.raises(ValueError, match="multiple of d − 1"):
         sp.cross_data(200, 12, 0.5, 0, 0)
-    with pytest.raises(ValueError, match="row index"):
+    with pytest.raises(ValueError, match=r"j3 must be an integer in \[0, 99\]"):
         sp.self_data(100, 12, 0.5, 0.2, 0.8, 100)
+    with pytest.raises(ValueError, match="j3 must be an integer"):
+        sp.self_data(100, 12, 0.5, 0.2, 0.8, 1.7)
+    with pytest.raises(ValueError, match="tau must be ≥ 0"):
+        sp.network(np.ones((2, 3)), np.ones((3, 4)), -0.5)
     with pytest.raises(ValueError, match="nonzero row sums"):
         sp.normalise(np.array([[1.0, -1.0]]), "lin")
     with pytest.raises(ValueError, match="finite"):

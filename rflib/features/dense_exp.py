@@ -49,7 +49,8 @@ def ell(a):
 
     ℓ(a) ≥ 0 everywhere with ℓ(0) = 0, since (1 − 4a)² ≥ 1 − 8a.
     """
-    a = jnp.asarray(a)
+    a = _checks.elementwise("a", a)
+    _checks.values_in_range("a", a, high=0.125, high_open=True, what="8a < 1: the variance is infinite otherwise")
     return jnp.log1p(-4.0 * a) - 0.5 * jnp.log1p(-8.0 * a)
 
 
@@ -60,7 +61,8 @@ def a_star(phi):
     tiny φ as well (the printed form cancels). A*(0) = 0, A* ≤ 0 is decreasing, A* ≈ −φ/4 − 1/8 for large φ.
     Elementwise; φ ≥ 0.
     """
-    phi = jnp.asarray(phi)
+    phi = _checks.elementwise("phi", phi)
+    _checks.values_in_range("phi", phi, low=0.0, what="φ is a mean of squared norms")
     root = jnp.sqrt((2.0 * phi + 1.0) ** 2 + 8.0 * phi)
     return -(2.0 * phi + (12.0 * phi + 4.0 * phi**2) / (1.0 + root)) / 16.0
 
@@ -191,8 +193,7 @@ def gerf_params(a, d: int, dtype=None) -> DERF:
     The paper prints C‖x‖²/2 with C = −½, i.e. −‖x‖²/4, which is biased (erratum 3); the term is −½‖x‖².
     """
     d = _checks.positive_int("d", d)
-    if _checks._is_concrete(a) and not float(a) < 0.125:
-        raise ValueError(f"GERF needs A < 1/8 (1 − 8A > 0, eq 12), got A = {float(a)}")
+    _checks.real_number("a", a, high=0.125, high_open=True, what="GERF needs A < 1/8: 1 − 8A > 0, eq 12")
     dtype = dtype or jnp.result_type(float)
     a = jnp.asarray(a, dtype)
     eye = jnp.sqrt(1.0 - 4.0 * a) * jnp.eye(d, dtype=dtype)
@@ -358,12 +359,12 @@ def fit(method: str, X, Y, *, eps: float = DEFAULT_EPS) -> DERF:
       A :class:`DERF`; cost O(Ld² + d³). Every optimised family has A ⪯ 0, so its features are bounded in ω.
     """
     X, Y = _check_sets(X, Y)
+    eps = _checks.real_number("eps", eps, low=0.0)
     if method == "aderf":
         for name, arr in (("X", X), ("Y", Y)):
             if _checks._is_concrete(arr) and not bool(jnp.any(arr != 0)):
                 raise ValueError(f"ADERF needs nonzero {name}: its optimum is not attained when a set is all zeros")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    _checks.one_of("method", method, METHODS)
     return _fit_jit(method, _set_statistics(X, Y), eps=eps)
 
 
@@ -391,10 +392,12 @@ def _derf_features(params: DERF, W, X, side: int) -> Features:
 _derf_features_jit = jax.jit(_derf_features, static_argnums=3)
 
 
-def _check_features_input(params: DERF, W, X):
-    X = _checks.points("X", X)
+def _check_features_input(params: DERF, W, X, name: str = "X"):
+    if not isinstance(params, DERF):
+        raise ValueError(f"params must be a DERF (from dense_exp.fit or dense_exp.derf), got {type(params).__name__}")
+    X = _checks.points(name, X)
     if X.shape[1] != params.dim:
-        raise ValueError(f"X has {X.shape[1]} columns but the parameters are for d = {params.dim}")
+        raise ValueError(f"{name} has {X.shape[1]} columns but the parameters are for d = {params.dim}")
     return _checks.projection_matrix("W", W, params.dim), X
 
 
@@ -410,7 +413,7 @@ def query_features(params: DERF, W, X) -> Features:
 
 def key_features(params: DERF, W, Y) -> Features:
     """Key-side features f⁽²⁾ (uses B⁽²⁾, C⁽²⁾); shapes as :func:`query_features`."""
-    W, Y = _check_features_input(params, W, Y)
+    W, Y = _check_features_input(params, W, Y, "Y")
     return _derf_features_jit(params, W, Y, 2)
 
 

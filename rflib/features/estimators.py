@@ -18,6 +18,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from rflib import _checks
 from rflib.features import classic
 from rflib.features.base import Features
 
@@ -37,10 +38,15 @@ class Estimator(NamedTuple):
 
     def estimate(self, X, Y) -> jax.Array:
         """Ψ₁(X) Ψ₂(Y)ᵀ: (n, d), (k, d) → (n, k), computed as exp(ls₁ + ls₂) · (body₁ body₂ᵀ)."""
-        return pair_products(self.left(X), self.right(Y))
+        X = _checks.points("X", X)
+        return pair_products(self.left(X), self.right(_checks.points("Y", Y, dim=X.shape[1])))
 
     def paired(self, X, Y) -> jax.Array:
         """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,)."""
+        X = _checks.points("X", X)
+        Y = _checks.points("Y", Y, dim=X.shape[1])
+        if Y.shape != X.shape:
+            raise ValueError(f"X and Y are taken in pairs and need the same shape, got {X.shape} and {Y.shape}")
         fx, fy = self.left(X), self.right(Y)
         return jnp.exp(fx.log_scale + fy.log_scale) * jnp.sum(fx.body * fy.body, axis=1)
 

@@ -68,6 +68,7 @@ def angular_lambda(T) -> LambdaEstimator:
     Equals the fraction of the n projections τ_i (rows of T: (n, d)) that separate x and y, so n·λ̂ ~
     Binomial(n, θ/π) for iid Gaussian τ (Lemma 3.2). Paper form: a = 1/2, ρ(u) = (i/√(2n)) sgn(Tu).
     """
+    T = _checks.finite_array("T", T, 2)
     return LambdaEstimator(0.5, Estimator(partial(_sign_side, T, 1.0), partial(_sign_side, T, -1.0)))
 
 
@@ -185,6 +186,10 @@ def bipolar_hybrid_estimator(W_pos, W_trig, lam: LambdaEstimator) -> Estimator:
     Pass the same matrix as ``W_pos`` and ``W_trig`` for variant II of Theorem 3.1 (shared projections), two
     independent ones for variant I.
     """
+    W_pos = _checks.finite_array("W_pos", W_pos, 2)
+    W_trig = _checks.projection_matrix("W_trig", W_trig, W_pos.shape[1])
+    if not isinstance(lam, LambdaEstimator):
+        raise ValueError(f"lam must be a LambdaEstimator (e.g. angular_lambda(T)), got {type(lam).__name__}")
     return hybrid_estimator([hyperbolic_estimator(W_pos), trig_estimator(W_trig)], [lam])
 
 
@@ -194,7 +199,8 @@ def angular_hybrid_estimator(W_pos, W_trig, T) -> Estimator:
     W_pos, W_trig: (m, d); T: (n, d). Feature dimension 4m(n + 1). Its variance vanishes at θ = 0 and θ = π for
     inputs of equal norm (Theorem D.1).
     """
-    return bipolar_hybrid_estimator(W_pos, W_trig, angular_lambda(T))
+    W_pos = _checks.finite_array("W_pos", W_pos, 2)
+    return bipolar_hybrid_estimator(W_pos, W_trig, angular_lambda(_checks.projection_matrix("T", T, W_pos.shape[1])))
 
 
 def normalized_gaussian_hybrid_estimator(W_pos, W_trig, T, sigma: float, r: float) -> Estimator:
