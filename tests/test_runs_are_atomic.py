@@ -114,7 +114,15 @@ def test_an_interrupted_run_promotes_nothing(tmp_path, signum):
     committed(out, source.stem)
     before = snapshot(out)
     command = [sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--out", str(out), "--staging", str(staging)]
-    proc = subprocess.Popen([*command, str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell that starts jobs in the background (CI runners may) sets SIGINT to "ignore", which children inherit;
+    # restore the default so that the runner sees Ctrl-C as a user at a terminal would send it.
+    proc = subprocess.Popen(
+        [*command, str(source)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     partial = staging / "standard" / source.stem
     deadline = time.monotonic() + 60
     while not (partial / "figures" / "fake_fig.png").exists():  # the claim, then the figure, are written
