@@ -8,17 +8,20 @@ out = φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1).
 
 Stabilisation is exact: every constant it divides by cancels between numerator and denominator.
 
-- Positive maps (FAVOR+, hyperbolic, every FAVOR# DERF) carry full log features (``Features.log_body``) and are
-  stabilised **per feature**: feature m of the keys is divided by its largest value s_m over the keys a query sees,
-  and query i weights feature m by e^{log φ_m(q_i) + s_m − c_i} with c_i = max_m(log φ_m(q_i) + s_m). The term that
-  attains c_i contributes exactly 1 to the denominator, so it is ≥ 1 and the output is finite for any finite input,
-  in float32 too. Causal attention runs chunk by chunk (prefix state carried by ``lax.scan``) with the per-feature
-  maxima of the chunk; a chunk whose normalised denominator falls below √tiny (a later key in the chunk dominates
-  a feature an earlier query needs) is recomputed token by token with exact prefix maxima, which keeps the ≥ 1
-  bound. The fallback runs only where it is needed (``lax.cond``), so ordinary inputs pay nothing for it.
-- Signed maps (trigonometric, hybrid) are stabilised per row: the per-query scale cancels and is dropped, and keys
-  are rescaled by the largest key log-scale that query sees. Their denominator is an estimate that can be ≤ 0 (the
-  estimator, not a bug); an eager call whose output is not finite raises ``ValueError`` instead of returning NaN.
+- The fast path is per row: the per-query scale of φ(Q) cancels and is dropped, and keys are rescaled by the largest
+  key log-scale that query sees (all keys when bidirectional, keys j ≤ i when causal). Every term is then ≤ 1, and a
+  denominator ≥ √tiny means the terms lost to underflow (each < tiny) change the result by a relative < L·F·√tiny.
+- Positive maps (FAVOR+, hyperbolic, every FAVOR# DERF) also carry full log features (``Features.log_body``). Where
+  a per-row denominator falls below √tiny (large norms: the features a query needs are not those its keys peak on),
+  the result is recomputed **per feature**: feature m of the keys is divided by its largest value s_m over the keys
+  a query sees, and query i weights feature m by e^{log φ_m(q_i) + s_m − c_i} with c_i = max_m(log φ_m(q_i) + s_m).
+  The term that attains c_i contributes exactly 1, so the denominator is ≥ 1 and the output is finite for any finite
+  input, in float32 too. Causal attention runs chunk by chunk (prefix state carried by ``lax.scan``) with per-feature
+  chunk maxima, and a chunk where a later key dominates a feature an earlier query needs is redone token by token
+  with exact prefix maxima. Both fallbacks sit behind ``lax.cond`` (a Python branch when called eagerly), so
+  ordinary inputs pay one reduction over L for the guarantee.
+- Signed maps (trigonometric, hybrid) have only the per-row path; their denominator is an estimate that can be ≤ 0
+  (the estimator, not a bug). An eager call whose output is not finite raises ``ValueError`` instead of returning NaN.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ def _linear_bidirectional(q_body, k_log, k_body, V):
     # S = 16 384 when it did).
     state = k_body.T @ _with_ones(V, jnp.exp(k_log - jnp.max(k_log)))
     out = q_body @ state
-    return out[:, :-1] / out[:, -1:]
+    return out[:, :-1] / out[:, -1:], out[:, -1]
 
 
 def _trusted_floor(dtype):
@@ -129,15 +132,15 @@ def _linear_causal(q_body, k_log, k_body, V, chunk_size):
         k_c = jnp.exp(k_log_c - new_max)[:, None] * k_body_c
         rescale = jnp.exp(state_max - new_max)
         carry = (kv_state * rescale + k_c.T @ v_c, k_state * rescale + jnp.sum(k_c, axis=0), new_max)
-        return carry, numerator / denominator[:, None]
+        return carry, (numerator / denominator[:, None], denominator)
 
     init = (
         jnp.zeros((F, V.shape[1]), q_body.dtype),
         jnp.zeros((F,), q_body.dtype),
         jnp.array(-jnp.inf, k_log.dtype),
     )
-    _, out = jax.lax.scan(step, init, (chunks(q_body), chunks(k_log), chunks(k_body), chunks(V)))
-    return out.reshape(n_chunks * chunk_size, V.shape[1])[:L]
+    _, (out, denominator) = jax.lax.scan(step, init, (chunks(q_body), chunks(k_log), chunks(k_body), chunks(V)))
+    return out.reshape(n_chunks * chunk_size, V.shape[1])[:L], denominator.reshape(-1)[:L]
 
 
 def linear_attention(
@@ -175,13 +178,18 @@ def linear_attention(
     query_map, key_map = (
         (feature_map.left, feature_map.right) if isinstance(feature_map, Estimator) else (feature_map, feature_map)
     )
-    phi_q = _as_features(query_map(Q.reshape(-1, Q.shape[-1])))
-    phi_k = _as_features(key_map(K.reshape(-1, K.shape[-1])))
+    flat_q, flat_k = Q.reshape(-1, Q.shape[-1]), K.reshape(-1, K.shape[-1])
+    phi_q, phi_k = _as_features(query_map(flat_q)), _as_features(key_map(flat_k))
+    out, denominator = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
     positive = phi_q.log_body is not None and phi_k.log_body is not None
     if positive:
-        out = _attend_log(phi_q.log_body, phi_k.log_scale[:, None] + phi_k.log_body, V, causal, chunk_size)
-    else:
-        out = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
+
+        def exact():
+            # Under jit the fallback branch recomputes the features, so the fast path never materialises log_body.
+            fq, fk = (phi_q, phi_k) if _checks._is_concrete(out) else (query_map(flat_q), key_map(flat_k))
+            return _attend_log(fq.log_body, fk.log_scale[:, None] + fk.log_body, V, causal, chunk_size)
+
+        out = _positive_attention(out, denominator, exact)
     return _finite_output("linear_attention", out, signed=not positive)
 
 
@@ -199,9 +207,10 @@ def _finite_output(caller: str, out, *, signed: bool):
 
 
 def _attend(q_body, k_log, k_body, V, causal, chunk_size):
-    """Linear attention from query bodies (per-query scales dropped: they cancel) and key features.
+    """Linear attention from query bodies (per-query scales dropped: they cancel) and key features, stabilised per row.
 
     q_body: (..., L, F) or flattened (B·L, F); k_log: (..., S) or (B·S,); k_body likewise; V: (..., S, d_v).
+    Returns the output (..., L, d_v) and each query's denominator (..., L) in units where every term is ≤ 1.
     """
     lead = V.shape[:-2]
     batch = math.prod(lead)
@@ -210,10 +219,20 @@ def _attend(q_body, k_log, k_body, V, causal, chunk_size):
     k_body = k_body.reshape(batch, V.shape[-2], -1)
     V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
     if causal:
-        out = jax.vmap(partial(_linear_causal, chunk_size=chunk_size))(q_body, k_log, k_body, V_flat)
+        out, denominator = jax.vmap(partial(_linear_causal, chunk_size=chunk_size))(q_body, k_log, k_body, V_flat)
     else:
-        out = jax.vmap(_linear_bidirectional)(q_body, k_log, k_body, V_flat)
-    return out.reshape(lead + out.shape[-2:])
+        out, denominator = jax.vmap(_linear_bidirectional)(q_body, k_log, k_body, V_flat)
+    return out.reshape(lead + out.shape[-2:]), denominator.reshape(lead + denominator.shape[-1:])
+
+
+def _positive_attention(fast, denominator, exact):
+    """The per-row result ``fast`` where every ``denominator`` ≥ :func:`_trusted_floor`, else ``exact()`` (the
+    per-feature path, denominator ≥ 1). Eagerly a Python branch; under jit a ``lax.cond``, so ordinary inputs pay
+    one reduction over L for the guarantee and ``exact`` (which recomputes its features) runs only when needed."""
+    trusted = jnp.all(denominator >= _trusted_floor(denominator.dtype))
+    if _checks._is_concrete(trusted):
+        return fast if bool(trusted) else exact()
+    return jax.lax.cond(trusted, lambda: fast, exact)
 
 
 def favor_sharp_attention(
@@ -274,10 +293,22 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
         k_scale, k_logits = dense_exp._derf_logits(params, W, k, 2)
         return q_logits, k_scale[:, None] + k_logits
 
+    def row_features(q, k):
+        params = fitted(q, k)
+        phi_q = dense_exp._derf_features(params, W, q, 1)
+        phi_k = dense_exp._derf_features(params, W, k, 2)
+        return phi_q.body, phi_k.log_scale, phi_k.body
+
+    def exact():
+        q_log, k_log = jax.vmap(log_features)(flat_q, flat_k)
+        return _attend_log(q_log, k_log, V, causal, chunk_size)
+
     flat_q = Q.reshape(-1, Q.shape[-2], d)
     flat_k = K.reshape(-1, K.shape[-2], d)
-    q_log, k_log = jax.vmap(log_features)(flat_q, flat_k)
-    return _attend_log(q_log, k_log, V, causal, chunk_size)
+    if not causal:  # the per-feature bidirectional path costs no more than the per-row one here
+        return exact()
+    q_body, k_log_scale, k_body = jax.vmap(row_features)(flat_q, flat_k)
+    return _positive_attention(*_attend(q_body, k_log_scale, k_body, V, causal, chunk_size), exact)
 
 
 def _attend_log(q_log, k_log, V, causal, chunk_size):

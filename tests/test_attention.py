@@ -174,6 +174,10 @@ def test_float32_attention_stays_finite_up_to_norm_100(key, kind, name, causal):
         if kind == "linear":
             fmap = partial(POSITIVE_MAPS[name], W)
             out = attention.linear_attention(Q, K, V, fmap, causal=causal, chunk_size=16)
+            jitted = jax.jit(
+                lambda Q, K, V, f=fmap: attention.linear_attention(Q, K, V, f, causal=causal, chunk_size=16)
+            )
+            np.testing.assert_allclose(np.asarray(jitted(Q, K, V)), np.asarray(out), rtol=1e-5, atol=1e-5)
         else:
             out = attention.favor_sharp_attention(Q, K, V, W, method=name, causal=causal, chunk_size=16)
         assert out.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(out))), f"non-finite at ‖x‖ = {norm}"
