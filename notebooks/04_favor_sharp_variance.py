@@ -32,7 +32,6 @@
 #
 # **Three printed formulas are wrong** and are implemented corrected (section 1 shows each failing as printed):
 # TrigRF's eq 7 (a sign), GERF's eq 11 (the $C$ term) and ADERF's optimal value eq 16 (a factor $d$).
-# `../shared/notes/favor-sharp.md` §6 lists all 32 errata.
 #
 # Everything is computed by `rflib.features.dense_exp` (parameters, fits, features) and `rflib.dense_exp_moments`
 # (closed-form moments and per-pair variances).

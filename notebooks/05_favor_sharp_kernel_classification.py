@@ -29,7 +29,7 @@
 # $\omega$ for every method. DERF parameters are fitted with $\mathcal X$ = the evaluated objects (validation or test)
 # and $\mathcal Y$ = the training objects, both scaled by $\sigma$.
 #
-# **Our choices where the paper is silent** (`../shared/notes/favor-sharp.md` §4.2): features z-scored on the full
+# **Our choices where the paper is silent**: features z-scored on the full
 # dataset; $\sigma$ tuned separately for each (method, $M$); validation accuracy averaged over seeds; ties in the
 # validation accuracy go to the smaller $\sigma$.
 #

@@ -31,7 +31,7 @@
 # 4. **Theorem 3.** Givens coordinate descent on SO(d) (Algorithm 1) decreases $F$ by at least
 #    $\|\nabla F\|^2 / (2d(d-1)B)$ per step.
 #
-# **What we find** (`../shared/notes/kama-nns.md`, all re-checked here): Theorems 1–2 are **false as printed**
+# **What we find** (each demonstrated below): Theorems 1–2 are **false as printed**
 # (parallel inputs; $f = u^2 - 1$ on orthogonal inputs, where ORN and KAMA are *worse*); a first-order law
 # $\mathrm{MSE_{URN}} - \mathrm{MSE_{ORN}} = (d-1)\|H\|_F^2/(2dm)$ with $H = \mathbb E[F(g)(gg^\top - I)]$ predicts the
 # gain and when it vanishes; KAMA is **biased** for finite $k$ (worst on axis-aligned inputs) and needs

@@ -28,8 +28,8 @@ def haar_orthogonal(key, n_blocks: int, d: int, *, dtype=None, sign_fix: bool = 
 
     Each block is Q from the QR decomposition of a Gaussian matrix G = QR, with Q's columns multiplied by
     sign(diag R) (Mezzadri 2007, *How to generate random matrices from the classical compact groups*, §5). Only
-    then is Q Haar-distributed. ``sign_fix=False`` reproduces the bug of the public Performer/HRF code
-    (``../shared/notes/implementations.md`` §0): with LAPACK's convention the rows of Qᵀ then lean towards ±e_i, so
+    then is Q Haar-distributed. ``sign_fix=False`` reproduces the bug of the public Performer/HRF code, which
+    orthogonalises by QR without the sign fix: with LAPACK's convention the rows of Qᵀ then lean towards ±e_i, so
     they are not marginally uniform on the sphere and positive random features become biased. It exists only to
     demonstrate that bug; never use it for estimation.
     """

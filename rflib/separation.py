@@ -2,8 +2,9 @@
 
 Datasets D0/D1 and the fixed-weight networks F_exp (softmax attention) and F_lin (linear attention: raw scores
 normalised by their row sum) of the toy softmax-regression model (§3–5), self-attention with X = QKᵀ = 1_{d×d}
-(App. D, Thm 6.2) or X = I_d (App. E), and cross-attention (App. F, with the column correction of
-``../shared/notes/softmax-vs-linear-attention.md`` E8). Everything is float64 numpy; softmax subtracts the row max.
+(App. D, Thm 6.2) or X = I_d (App. E), and cross-attention (App. F; Def F.1 prints "second to d − 1 columns", which
+leaves the last column undefined: columns 2..d, 1-based, is the reading that reproduces Lemma F.2). Everything is
+float64 numpy; softmax subtracts the row max.
 
 Network (Defs 3.5/3.6, C.2/C.6): F = φ(Σ_{j0} Σ_l φ_τ(⟨c(j0), y_l⟩)) with Rademacher readouts y_l; F > 0 iff some
 neuron's score exceeds τ (strictly). Conventions: natural logs, s = √(log n), 0-based indices.

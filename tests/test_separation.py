@@ -1,6 +1,6 @@
 """Softmax vs linear attention (Deng, Song, Yuan, Zhou): the constructions' closed forms, the distinguishing-network
 outcomes on every dataset point of the verified parameter sets, the exact success probability against brute force,
-the Lemma D.4 Part 2 counterexample and the class-gap scaling (notes: ../shared/notes/softmax-vs-linear-attention.md).
+the Lemma D.4 Part 2 counterexample and the class-gap scaling.
 
 Monte Carlo bands: |p̂ − p| ≤ 4·√(p(1 − p)/T) + 0.005 with fixed seeds."""
 

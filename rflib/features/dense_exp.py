@@ -15,7 +15,7 @@ Every family of the paper is a DERF, returned here as one :class:`DERF` paramete
 
 The fits minimise the shifted log-variance (eq 14), L̄(θ) = mean over query–key pairs of log E[(f⁽¹⁾f⁽²⁾)²], in
 closed form from O(Ld² + d³) set statistics. Printed formulas that are wrong (eq 7 TrigRF sign, eq 11 GERF C term,
-eq 16 ADERF optimum) are corrected here; ``../shared/notes/favor-sharp.md`` §6 lists every erratum.
+eq 16 ADERF optimum) are corrected here; notebook 04 shows each one failing as printed.
 
 Features come in the factored :class:`~rflib.features.base.Features` form: per-row log scale plus a body ≤ 1, so
 nothing overflows even in float32. All functions are pure JAX and work under ``jit``/``vmap``.
