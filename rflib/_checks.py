@@ -26,9 +26,7 @@ def _all_finite(arr) -> bool:
 
 def positive_int(name: str, value) -> int:
     """Return ``value`` as an int, or raise if it is not an integer ≥ 1."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (≥ 1), got {value!r:.60}")
-    return int(value)
+    return integer(name, value, low=1)
 
 
 def positive_float(name: str, value) -> float:
@@ -139,13 +137,16 @@ def real_number(
 
 def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int, or raise if it is not an integer in [low, high] (bounds optional)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r:.60}")
-    value = int(value)
-    if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"[{'-∞' if low is None else low}, {'∞' if high is None else high}]"
-        raise ValueError(f"{name} must be an integer in {bounds}, got {value}")
-    return value
+    if low == 1 and high is None:
+        wanted = "a positive integer (≥ 1)"
+    elif low is None and high is None:
+        wanted = "an integer"
+    else:
+        wanted = f"an integer in [{'-∞' if low is None else low}, {'∞' if high is None else high}]"
+    integral = isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+    if not integral or (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be {wanted}, got {value!r:.60}")
+    return int(value)
 
 
 def one_of(name: str, value, choices) -> str:
@@ -207,17 +208,19 @@ def nonzero_rows(name: str, x) -> None:
             raise ValueError(f"{name} has a zero row: angles are undefined for zero vectors")
 
 
-def values_in_range(name: str, x, *, low=None, high=None, high_open: bool = False, what: str = "") -> None:
-    """Raise if a concrete array ``x`` has an entry below ``low`` or above ``high`` (``≥ high`` when ``high_open``).
-    A no-op under ``jit`` (tracers cannot be read), so the check is free in compiled code."""
+def values_in_range(
+    name: str, x, *, low=None, high=None, low_open: bool = False, high_open: bool = False, what: str = ""
+) -> None:
+    """Raise if a concrete array ``x`` has an entry below ``low`` or above ``high`` (the bounds themselves are
+    excluded when ``low_open`` / ``high_open``). A no-op under ``jit`` (tracers cannot be read), so it is free there."""
     if not _is_concrete(x):
         return
     with jax.ensure_compile_time_eval():
         arr = np.asarray(x)
-        below = low is not None and bool(np.any(arr < low))
+        below = low is not None and bool(np.any(arr <= low if low_open else arr < low))
         above = high is not None and bool(np.any(arr >= high if high_open else arr > high))
     if below or above:
-        lo = "" if low is None else f"{low} ≤ "
+        lo = "" if low is None else f"{low} {'<' if low_open else '≤'} "
         hi = "" if high is None else f" {'<' if high_open else '≤'} {high}"
         suffix = f" ({what})" if what else ""
         raise ValueError(

@@ -118,7 +118,6 @@ class Recorder:
         self._write()
 
     def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         doc = {
             "notebook": self.notebook,
             "parameters": self.parameters,

@@ -39,15 +39,13 @@ def log_W(r) -> np.ndarray:
 
 def _angle(theta) -> np.ndarray:
     theta = _checks.finite_numpy("theta", theta)
-    if np.any((theta < 0) | (theta > np.pi)):
-        raise ValueError(f"theta must be an angle in [0, π], got values in [{theta.min():.6g}, {theta.max():.6g}]")
+    _checks.values_in_range("theta", theta, low=0.0, high=np.pi, what="an angle")
     return theta
 
 
 def _radius(r) -> np.ndarray:
     r = _checks.finite_numpy("r", r)
-    if np.any(r <= 0):
-        raise ValueError(f"r must be a radius > 0, got values down to {r.min():.6g}")
+    _checks.values_in_range("r", r, low=0.0, low_open=True, what="a radius")
     return r
 
 

@@ -28,6 +28,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import jupytext
@@ -37,6 +38,7 @@ import papermill
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.allocator import ALLOCATOR_ENV  # noqa: E402  (stdlib only; needs ROOT on the path)
+from rflib._atomic import write_atomically  # noqa: E402
 
 SCALES = ("quick", "standard", "paper")
 KINDS = ("executed", "figures", "results")
@@ -114,14 +116,7 @@ def promote(staged: Path, destination: Path) -> list[Path]:
     promoted = []
     for source in sorted(p for p in staged.rglob("*") if p.is_file() and not p.name.startswith(".")):
         target = destination / source.relative_to(staged)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            shutil.copyfile(source, temporary)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
-        promoted.append(target)
+        promoted.append(write_atomically(target, partial(shutil.copyfile, source)))
     return promoted
 
 
@@ -288,11 +283,8 @@ def main(argv=None) -> int:
             if c["verdict"] == "fails":
                 print(f"      fails: {c['id']}: {c['claim']}")
     timings = {r["name"]: round(r["seconds"], 1) for r in reports}
-    timings_file = (args.out or ROOT / "build") / f"timings-{args.scale}.json"
-    timings_file.parent.mkdir(parents=True, exist_ok=True)
-    temporary = timings_file.with_name(f".{timings_file.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(timings, indent=2) + "\n")
-    os.replace(temporary, timings_file)
+    text = json.dumps(timings, indent=2) + "\n"
+    write_atomically((args.out or ROOT / "build") / f"timings-{args.scale}.json", lambda path: path.write_text(text))
     failed = [r["name"] for r in reports if not r["ok"]]
     if failed:
         print(f"\n{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
