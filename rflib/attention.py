@@ -166,9 +166,10 @@ def linear_attention(
       chunk_size: tokens per causal chunk (speed only; results agree to round-off for every value).
 
     Returns:
-      (..., L, d_v). Positive maps (those that return ``Features.log_body``) are stabilised per feature and give a
-      finite result for any finite input, float32 included. Signed maps (trigonometric, hybrid) are stabilised per
-      row; their denominator is an estimate that can be ≤ 0 (the estimator, not a bug).
+      (..., L, d_v), stabilised per row. Positive maps (those that return ``Features.log_body``) are recomputed per
+      feature wherever a per-row denominator underflows (module docstring), so they give a finite result for any
+      finite input, float32 included. Signed maps (trigonometric, hybrid) have only the per-row path; their
+      denominator is an estimate that can be ≤ 0 (the estimator, not a bug).
 
     Raises:
       ValueError: bad shapes, NaN/inf input, or (eager calls only) an output that is not finite, with the fix.
