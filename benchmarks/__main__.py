@@ -4,7 +4,7 @@
     .venv/bin/python -m benchmarks --quick              # small sizes: a smoke run in seconds
     .venv/bin/python -m benchmarks --suite feature_maps --suite kama_rotations
 
-The process restarts itself once with the glibc allocator settings of :data:`benchmarks.allocator.ALLOCATOR_ENV`
+The process restarts itself once with the glibc allocator settings of :data:`rflib.experiments.allocator.ALLOCATOR_ENV`
 (set RFLIB_BENCH_DEFAULT_MALLOC=1 to measure with the defaults instead). JAX picks the device: the same command
 records GPU numbers on a machine with a GPU.
 """
@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 from benchmarks import attention_scaling, harness
-from benchmarks.allocator import reexec_with_tuned_allocator
 from benchmarks.suites import SUITES, run_suite
+from rflib.experiments.allocator import reexec_with_tuned_allocator
 
 
 def main() -> None:

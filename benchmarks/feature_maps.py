@@ -40,7 +40,7 @@ def _maps(W, X, Y, key, m):
         "trigonometric": (lambda X: classic.trig_features(W, X).body, sincos_concat, 2 * m),
         "GERF (fitted)": (lambda X: dense_exp.query_features(gerf, W, X).body, jnp.exp, m),
         "SDERF (fitted)": (lambda X: dense_exp.query_features(sderf, W, X).body, jnp.exp, m),
-        f"HRF angular hybrid (m' = {m // 8}, n = 3)": (lambda X: hrf.left(X).body, sincos_concat, 2 * m),
+        f"HRF angular hybrid (m' = {m // 8}, n = 3)": (lambda X: hrf.query_features(X).body, sincos_concat, 2 * m),
     }
 
 

@@ -9,8 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.allocator import allocator_tuned
-from rflib import projections, timing
+from rflib import projections
+from rflib.experiments import timing
+from rflib.experiments.allocator import allocator_tuned
 from rflib.features import hybrid
 
 

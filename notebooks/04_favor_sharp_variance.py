@@ -33,7 +33,7 @@
 # **Three printed formulas are wrong** and are implemented corrected (section 1 shows each failing as printed):
 # TrigRF's eq 7 (a sign), GERF's eq 11 (the $C$ term) and ADERF's optimal value eq 16 (a factor $d$).
 #
-# Everything is computed by `rflib.features.dense_exp` (parameters, fits, features) and `rflib.dense_exp_moments`
+# Everything is computed by `rflib.features.dense_exp` (parameters, fits, features) and `rflib.moments.dense_exp`
 # (closed-form moments and per-pair variances).
 
 # %% tags=["parameters"]
@@ -52,10 +52,11 @@ from IPython.display import Markdown, display
 from scipy import optimize
 from tqdm.auto import tqdm
 
-from rflib import datasets, plotting, quadrature
-from rflib import dense_exp_moments as dm
+from rflib.experiments import datasets
 from rflib.features import dense_exp as de
-from rflib.results import Recorder
+from rflib.moments import dense_exp as dm
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # L points per set, n_sets pairs of sets per (regime, σ), sigmas: the σ grid (the paper gives only [0.1, 1]).
@@ -87,10 +88,10 @@ K_demo = np.exp(x_demo @ y_demo)
 gerf = de.gerf_params(float(de.a_star(1.0)), 3)
 gerf_printed = gerf._replace(C1=-0.25 * np.eye(3), C2=-0.25 * np.eye(3))  # raw tuple: de.derf() would reject it
 rows = {
-    "TrigRF, eq 7 as printed": quadrature.trig_phase_moments(x_demo, y_demo, printed=True)[0],
-    "TrigRF, corrected (+ω̃ᵀy)": quadrature.trig_phase_moments(x_demo, y_demo)[0],
-    "GERF, eq 11 as printed (−‖x‖²/4)": quadrature.derf_moments(gerf_printed, x_demo, y_demo)[0],
-    "GERF, corrected (−‖x‖²/2)": quadrature.derf_moments(gerf, x_demo, y_demo)[0],
+    "TrigRF, eq 7 as printed": dm.trig_phase_moments(x_demo, y_demo, printed=True)[0],
+    "TrigRF, corrected (+ω̃ᵀy)": dm.trig_phase_moments(x_demo, y_demo)[0],
+    "GERF, eq 11 as printed (−‖x‖²/4)": dm.derf_moments(gerf_printed, x_demo, y_demo)[0],
+    "GERF, corrected (−‖x‖²/2)": dm.derf_moments(gerf, x_demo, y_demo)[0],
 }
 table = "| estimator | E[f⁽¹⁾f⁽²⁾] (exact quadrature) | K = exp(xᵀy) | relative bias |\n|---|---|---|---|\n"
 table += "\n".join(f"| {k} | {v:.10f} | {K_demo:.10f} | {v / K_demo - 1:+.2e} |" for k, v in rows.items())
@@ -183,7 +184,7 @@ rec.record(
 Q_rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
 A_dense = Q_rot @ np.diag(rng.uniform(-0.3, 0.05, 3)) @ Q_rot.T
 derf_random = de.derf(A_dense, np.eye(3) + 0.3 * rng.normal(size=(3, 3)))
-mean_q, second_q = quadrature.derf_moments(derf_random, x_demo, y_demo, n_points=60)
+mean_q, second_q = dm.derf_moments(derf_random, x_demo, y_demo, n_points=60)
 second_cf = float(np.exp(dm.log_moment(derf_random, x_demo, y_demo, 2)))
 print(f"E f1f2 = {mean_q:.14f}   K = {K_demo:.14f}")
 print(f"E (f1f2)² = {second_q:.14f}   eq 15 = {second_cf:.14f}")

@@ -37,7 +37,7 @@
 # yeast, cmc, nursery, wifi, chess) ships offline. We use the four UCI-origin sets bundled with scikit-learn:
 # iris (150 × 4), wine (178 × 13), breast cancer / WDBC (569 × 30) and optdigits (1797 × 64). Their 5 % test
 # splits are tiny (8, 9, 28, 90 objects), so we *also* average over several random splits — an extension, flagged
-# as such. The classifier is `rflib.kernel_classification`; features from `rflib.features.dense_exp`.
+# as such. The classifier is `rflib.experiments.kernel_classification`; features from `rflib.features.dense_exp`.
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -55,10 +55,11 @@ from IPython.display import Markdown, display
 from sklearn import datasets as skdata
 from tqdm.auto import tqdm
 
-from rflib import kernel_classification as kc
-from rflib import plotting, projections
+from rflib import projections
+from rflib.experiments import kernel_classification as kc
 from rflib.features import dense_exp as de
-from rflib.results import Recorder
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # seeds: random-feature draws per (σ, method, M); splits: random splits (split 0 is the paper's single split).

@@ -53,10 +53,12 @@ import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib import attention, datasets, plotting, projections
-from rflib import dense_exp_moments as dm
-from rflib import transformer as tf
-from rflib.results import Recorder
+from rflib import attention, projections
+from rflib.experiments import datasets
+from rflib.experiments import transformer as tf
+from rflib.moments import dense_exp as dm
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 KINDS = ("positive", "gerf", "saderf", "aderf", "sderf")
 SETTINGS = {
@@ -157,7 +159,7 @@ rec.record(
 # draws of ω. Layer 2's queries and keys come from the softmax model, so each layer is evaluated on its exact inputs.
 #
 # Next to it, the *kernel-level* criterion FAVOR# optimises: the mean over query–key pairs of $\log(\mathrm{Var}/K^2)$
-# for one feature, in closed form (`dense_exp_moments`), with the parameters fitted per sequence and head.
+# for one feature, in closed form (`rflib.moments.dense_exp`), with the parameters fitted per sequence and head.
 
 # %%
 captured = tf.queries_keys_values(base, X_test[: S["approx_images"]], cfg)

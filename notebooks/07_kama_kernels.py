@@ -37,7 +37,8 @@
 # gain and when it vanishes; KAMA is **biased** for finite $k$ (worst on axis-aligned inputs) and needs
 # $k \approx 2$–$5\,d\ln d$; the flop and storage advantages start only at $d \approx 62$–$64$.
 #
-# Library: `rflib.kama` (Givens products, layers, Algorithm 1), `rflib.png` (kernels, estimators, quadrature).
+# Library: `rflib.kama` (Givens products, layers, Algorithm 1), `rflib.features.png` (estimators),
+# `rflib.moments.png` (exact kernels, quadrature), `rflib.projections.sample` (the four laws).
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -58,8 +59,12 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from benchmarks import kama_rotations
-from rflib import datasets, kama, plotting, png
-from rflib.results import Recorder
+from rflib import kama, projections
+from rflib.experiments import datasets, simulation
+from rflib.features import png
+from rflib.moments import png as png_moments
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # draws: independent matrices per Monte Carlo point; theta_points: angles for the Theorem 1 curve;
@@ -140,7 +145,7 @@ def axis_pair(theta, d):
     return x, y
 
 
-mse_and_se = png.error_summary  # (MSE, its s.e., mean error, its s.e.) over independent draws
+mse_and_se = simulation.error_summary  # (MSE, its s.e., mean error, its s.e.) over independent draws
 
 
 # %% [markdown]
@@ -240,21 +245,21 @@ rec.record(
 # %% [markdown]
 # ## 2 · PNG kernels and the exact oracle
 #
-# Only the 2-D Gaussian $(g^\top x, g^\top y)$ matters. `png.expectation` integrates in polar coordinates: Gauss–Legendre
+# Only the 2-D Gaussian $(g^\top x, g^\top y)$ matters. `png_moments.expectation` integrates in polar coordinates: Gauss–Legendre
 # in the angle, split where $g^\top x$ or $g^\top y$ changes sign (so sgn, step and ReLU are integrated exactly), and
 # Gauss–Laguerre in $t = r^2/2$ after pairing $z$ with $-z$. It reproduces every closed form of
-# `png.kernel` to ~1e-13 and gives tanh, which has none.
+# `png_moments.kernel` to ~1e-13 and gives tanh, which has none.
 
 # %%
 x_demo, y_demo = np.array([0.8, 0.3, -0.2]), np.array([0.1, 1.1, 0.4])
 rows = []
 for name in ("sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp", "tanh"):
-    quad = png.kernel_by_quadrature(name, x_demo, y_demo)
-    closed = png.kernel(name, x_demo, y_demo) if name != "tanh" else float("nan")
+    quad = png_moments.kernel_by_quadrature(name, x_demo, y_demo)
+    closed = png_moments.kernel(name, x_demo, y_demo) if name != "tanh" else float("nan")
     rows.append(f"| {name} | {closed:.12g} | {quad:.12g} | {abs(closed - quad):.1e} |")
 display(Markdown("| f | closed form | quadrature | difference |\n|---|---|---|---|\n" + "\n".join(rows)))
 worst = max(
-    abs(png.kernel(n, x_demo, y_demo) - png.kernel_by_quadrature(n, x_demo, y_demo))
+    abs(png_moments.kernel(n, x_demo, y_demo) - png_moments.kernel_by_quadrature(n, x_demo, y_demo))
     for n in ("sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp")
 )
 rec.record(
@@ -275,19 +280,19 @@ rec.record(
 # $$\mathrm{MSE_{URN}} - \mathrm{MSE_{ORN}} = \frac{d-1}{d\,m}\,\frac{\|H\|_F^2}{2} + O\!\left(\frac{1}{md}\right).$$
 #
 # For the angular kernel ($f = \mathrm{sgn}$), $\|H\|_F^2 = 8\sin^2\theta/\pi^2$ and $\mathrm{Var}\,F = 1 - K^2$.
-# `png.gain_law` computes $K$, $\mathrm{Var}\,F$ and $\|H\|_F^2$ by quadrature for any $f$.
+# `png_moments.gain_law` computes $K$, $\mathrm{Var}\,F$ and $\|H\|_F^2$ by quadrature for any $f$.
 
 # %%
 thetas = np.linspace(0.15, np.pi - 0.15, S["theta_points"])
 ratio_sim = {}
 for d in tqdm(S["dims"], desc="Theorem 1, angular"):
     draws = {
-        m: png.rows(m, jax.random.fold_in(root_key, 100 * d + i), S["draws"], d, d)
+        m: projections.sample(png.LAWS[m], jax.random.fold_in(root_key, 100 * d + i), d, d, draws=S["draws"])
         for i, m in enumerate(("urn", "orn", "kama"))
     }
     for theta in thetas:
         x, y = axis_pair(theta, d)
-        law = png.gain_law("sgn", x, y)
+        law = png_moments.gain_law("sgn", x, y)
         for method, W in draws.items():
             sq, se, *_ = mse_and_se(png.estimates("sgn", W, x, y), law.kernel)
             ratio_sim[method, d, theta] = (sq / law.mse_iid(d), se / law.mse_iid(d))
@@ -351,11 +356,11 @@ rec.record(
 # %%
 d = 32
 x, y = axis_pair(np.pi / 3, d)
-W_urn = png.rows("urn", jax.random.fold_in(root_key, 7), S["draws"], d, d)
-W_orn = png.rows("orn", jax.random.fold_in(root_key, 8), S["draws"], d, d)
+W_urn = projections.sample("iid", jax.random.fold_in(root_key, 7), d, d, draws=S["draws"])
+W_orn = projections.sample("orthogonal", jax.random.fold_in(root_key, 8), d, d, draws=S["draws"])
 gain_rows, gain_ok = [], {}
 for name in ("relu", "tanh", "cos", "erf", "identity", "square"):
-    law = png.gain_law(name, x, y)
+    law = png_moments.gain_law(name, x, y)
     urn, urn_se, *_ = mse_and_se(png.estimates(name, W_urn, x, y), law.kernel)
     orn, orn_se, *_ = mse_and_se(png.estimates(name, W_orn, x, y), law.kernel)
     gap, gap_se = urn - orn, math.hypot(urn_se, orn_se)
@@ -390,14 +395,26 @@ rec.record(
 he2_rows, he2_cov = [], {}
 for d in tqdm(S["he2_dims"], desc="He₂ covariance"):
     x, y = axis_pair(np.pi / 2, d)
-    cov, se = png.orthogonal_pair_covariance("he2", jax.random.fold_in(root_key, 900 + d), x, y, S["he2_pairs"])
+    cov, se = png_moments.orthogonal_pair_covariance("he2", jax.random.fold_in(root_key, 900 + d), x, y, S["he2_pairs"])
     he2_cov[d] = (cov, se)
-    he2_rows.append(f"| {d} | {png.gain_law('he2', x, y).h_norm_sq:.1e} | {cov:.4f} ± {2 * se:.4f} | {cov / se:.1f} |")
+    he2_rows.append(
+        f"| {d} | {png_moments.gain_law('he2', x, y).h_norm_sq:.1e} | {cov:.4f} ± {2 * se:.4f} | {cov / se:.1f} |"
+    )
 display(Markdown("| d | ‖H‖² | covariance c (±2 s.e.) | c / s.e. |\n|---|---|---|---|\n" + "\n".join(he2_rows)))
 x_par = np.ones(16) / 4
 par_key = jax.random.fold_in(root_key, 5)
 par_mse = {
-    m: float(np.mean((np.asarray(png.estimates("sgn", png.rows(m, par_key, 50, 16, 16), x_par, 2 * x_par)) - 1) ** 2))
+    m: float(
+        np.mean(
+            (
+                np.asarray(
+                    png.estimates("sgn", projections.sample(png.LAWS[m], par_key, 16, 16, draws=50), x_par, 2 * x_par)
+                )
+                - 1
+            )
+            ** 2
+        )
+    )
     for m in ("urn", "orn", "kama")
 }
 rec.record(
@@ -424,14 +441,14 @@ d = 32
 x_axis, y_axis = axis_pair(np.pi / 6, d)
 Q, _ = np.linalg.qr(rng.normal(size=(d, 2)))
 x_rand, y_rand = Q[:, 0], math.cos(np.pi / 6) * Q[:, 0] + math.sin(np.pi / 6) * Q[:, 1]
-K_sweep = png.kernel("sgn", x_axis, y_axis)
+K_sweep = png_moments.kernel("sgn", x_axis, y_axis)
 urn_ref = 1 - K_sweep**2
-orn_W = png.rows("orn", jax.random.fold_in(root_key, 11), S["draws"], d, d)
+orn_W = projections.sample("orthogonal", jax.random.fold_in(root_key, 11), d, d, draws=S["draws"])
 orn_ref = mse_and_se(png.estimates("sgn", orn_W, x_axis, y_axis), K_sweep)
 sweep = {}
 for c in tqdm(S["sweep"], desc="k sweep"):
     k = max(1, round(c * d * math.log(d)))
-    W = png.rows("kama", jax.random.fold_in(root_key, 12 + k), S["draws"], d, d, k=k)
+    W = projections.sample("givens", jax.random.fold_in(root_key, 12 + k), d, d, draws=S["draws"], rotations=k)
     sweep[c] = {
         "k": k,
         "axis": mse_and_se(png.estimates("sgn", W, x_axis, y_axis), K_sweep),
@@ -537,10 +554,12 @@ for name, X in FIG1_SETS.items():
     n, d = X.shape
     i = rng.choice(n, size=S["pairs"])
     j = (i + rng.integers(1, n, size=S["pairs"])) % n
-    K_pairs = np.array([png.kernel("sgn", X[a], X[b]) for a, b in zip(i, j, strict=True)])
+    K_pairs = np.array([png_moments.kernel("sgn", X[a], X[b]) for a, b in zip(i, j, strict=True)])
     for b in tqdm(S["blocks"], desc=f"Fig 1, {name}"):
-        for mi, method in enumerate(png.METHODS):
-            W = png.rows(method, jax.random.fold_in(root_key, 5000 + 100 * b + mi), S["fig1_draws"], b * d, d)
+        for mi, method in enumerate(png.LAWS):
+            W = projections.sample(
+                png.LAWS[method], jax.random.fold_in(root_key, 5000 + 100 * b + mi), b * d, d, draws=S["fig1_draws"]
+            )
             est = np.asarray(png.pair_estimates("sgn", W, X[i], X[j]))
             sq = (est - K_pairs) ** 2
             per_draw = sq.mean(1)
@@ -548,7 +567,7 @@ for name, X in FIG1_SETS.items():
 
 fig, axes = plt.subplots(1, len(FIG1_SETS), figsize=(5.5 * len(FIG1_SETS), 3.8), squeeze=False)
 for ax, name in zip(axes[0], FIG1_SETS, strict=True):
-    for mi, method in enumerate(png.METHODS):
+    for mi, method in enumerate(png.LAWS):
         vals = np.array([fig1[name, b, method] for b in S["blocks"]])
         ax.errorbar(
             S["blocks"],
@@ -616,11 +635,13 @@ for name in tqdm(S["fig2_sets"], desc="Fig 2 datasets"):
     X = zscore(LOADERS[name]())
     X = X[rng.permutation(len(X))[: S["fig2_points"]]]
     n, d = X.shape
-    K_exact = png.gram("sgn", X)
+    K_exact = png_moments.gram("sgn", X)
     for b in S["blocks"]:
-        for mi, method in enumerate(png.METHODS):
-            W = png.rows(method, jax.random.fold_in(root_key, 7000 + 100 * b + mi), S["fig2_draws"], b * d, d)
-            errs = png.gram_errors("sgn", W, X, K_exact)
+        for mi, method in enumerate(png.LAWS):
+            W = projections.sample(
+                png.LAWS[method], jax.random.fold_in(root_key, 7000 + 100 * b + mi), b * d, d, draws=S["fig2_draws"]
+            )
+            errs = simulation.gram_errors("sgn", W, X, K_exact)
             fig2[name, b, method] = (errs.mean(), errs.std() / math.sqrt(len(errs)), n, d)
 
 sets = list(S["fig2_sets"])
@@ -629,7 +650,7 @@ fig, axes = plt.subplots(
     math.ceil(len(sets) / ncol), ncol, figsize=(5 * ncol, 3.6 * math.ceil(len(sets) / ncol)), squeeze=False
 )
 for ax, name in zip(axes.flat, sets, strict=False):
-    for mi, method in enumerate(png.METHODS):
+    for mi, method in enumerate(png.LAWS):
         vals = np.array([fig2[name, b, method][:2] for b in S["blocks"]])
         ax.errorbar(
             S["blocks"],

@@ -28,9 +28,9 @@
 # The text gives no reward numbers (only plots), no number of time steps (baselines' MuJoCo default is $10^6$), and
 # no initialisation; TRPO (Fig 4) uses Roboschool tasks that no longer install.
 #
-# **Our setting.** PPO re-implemented in JAX with baselines' `ppo1` MuJoCo hyperparameters (`rflib.rl`: 2 048 steps
+# **Our setting.** PPO re-implemented in JAX with baselines' `ppo1` MuJoCo hyperparameters (`rflib.experiments.rl`: 2 048 steps
 # per iteration, clip 0.2 and learning rate 3·10⁻⁴ decaying linearly, 10 epochs of minibatch 64, γ = 0.99,
-# λ = 0.95, running observation normalisation), the policies of `rflib.policies` (angles ~ U[0, 2π), scales 1, an
+# λ = 0.95, running observation normalisation), the policies of `rflib.experiments.policies` (angles ~ U[0, 2π), scales 1, an
 # orthogonal start; a separate dense value network), and gymnasium 1.4's MuJoCo v5 tasks (the real simulator,
 # offline). Curves are the mean return of the episodes finished in each iteration, mean ± std over seeds.
 
@@ -49,8 +49,9 @@ from IPython.display import Markdown, display
 from scipy import stats
 from tqdm.auto import tqdm
 
-from rflib import plotting, policies, rl
-from rflib.results import Recorder
+from rflib.experiments import policies, rl
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # tasks: {env: (steps per run, seeds)}; ablation: (env, steps, seeds, K values).

@@ -52,9 +52,9 @@ import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib import plotting
 from rflib import separation as sp
-from rflib.results import Recorder
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 PAPER_GRIDS = dict(
     toy_n=tuple(range(100, 2001, 10)),

@@ -47,10 +47,10 @@ import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib import plotting
 from rflib import separation as sp
-from rflib import separation_training as st
-from rflib.results import Recorder
+from rflib.experiments import separation_training as st
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 SETTINGS = {
     # gap_n: sizes for the margin scaling; counter_*: the separating linear network; phase_*: grids of the exact
@@ -280,7 +280,7 @@ rec.record(
 # Noisy samples: class 0 has a spike $a \sim U[0, 0.1]$, class 1 $a \sim U[0.7, 1.5]$; $b \sim U[0.1, 0.3]$,
 # $c = 1 - b$, a random special row, and $N(0, (0.05\,s)^2)$ noise on every entry ($d = 18$). One attention
 # layer with *learned* $X$ and $V$, 16 learned readout directions with a learned threshold,
-# ReLU, max-pooling over rows, a linear output; logistic loss, full-batch Adam (`rflib.separation_training`).
+# ReLU, max-pooling over rows, a linear output; logistic loss, full-batch Adam (`rflib.experiments.separation_training`).
 # Training and test sets have `train_size` samples each.
 
 # %%

@@ -32,7 +32,7 @@
 # | the main job | how long do `make` and `make test` take? | — |
 #
 # **Method.** Every timed function is jitted once. Compile time is excluded, device work is waited for, and we
-# report the median of repeats (`rflib.timing.median_seconds`). Inputs are float32, as on speed paths. Memory is
+# report the median of repeats (`rflib.experiments.timing.median_seconds`). Inputs are float32, as on speed paths. Memory is
 # XLA's compiled buffer plan (temporaries + output), read without running, so it is exact.
 #
 # Two slow paths were found with these benchmarks and fixed:
@@ -42,7 +42,7 @@
 #   plus polynomials, which XLA vectorises: 13× faster, with absolute error ≤ 1e-7. It is used for float32 on CPU only.
 # * **The allocator.** glibc returns freed buffers above its mmap threshold to the OS, so a jitted call that returns
 #   a fresh 8 MB array page-faults it back in on every call: the same map took 2 ms or 9 ms from call to call. The
-#   notebook runner and `make bench` start their processes with `benchmarks.allocator.ALLOCATOR_ENV`, which keeps
+#   notebook runner and `make bench` start their processes with `rflib.experiments.allocator.ALLOCATOR_ENV`, which keeps
 #   such blocks in the heap.
 
 # %% tags=["parameters"]
@@ -62,8 +62,8 @@ from IPython.display import Markdown, display
 
 from benchmarks import attention_scaling, feature_maps, fitting_overhead, harness, hrf_construction, kama_rotations
 from benchmarks.suites import run_suite
-from rflib import plotting
-from rflib.results import Recorder
+from rflib.notebook import plotting
+from rflib.notebook.results import Recorder
 
 if scale not in ("quick", "standard", "paper"):
     raise ValueError(f"scale must be one of quick, standard, paper, got {scale!r}")
@@ -75,7 +75,7 @@ plotting.use_style()
 device = harness.device_info()
 display(Markdown("**Measured on:** " + ", ".join(f"{k} = {v}" for k, v in device.items())))
 if not device["allocator_tuned"]:
-    print("note: this kernel did not start with benchmarks.allocator.ALLOCATOR_ENV; timings may be bimodal")
+    print("note: this kernel did not start with rflib.experiments.allocator.ALLOCATOR_ENV; timings may be bimodal")
 
 
 def show(rows, module, formats=None):

@@ -1,12 +1,81 @@
 """rflib: random-feature kernel estimators and attention, the reference implementation behind the notebooks.
 
-Modules: ``kernels`` (exact kernels), ``projections`` (random ω matrices), ``features`` (feature maps: classic,
-complex exponential, hybrid, cluster), ``moments`` (closed-form MSEs), ``sphere`` (HRF closed forms for equal norms,
-Theorem 3.5), ``quadrature`` (exact Gaussian expectations), ``attention`` (softmax and linear attention),
-``plotting`` and ``results`` (notebook output).
+The package is layered; each layer imports only from the layers above it in this list, and no module uses another
+module's private (underscored) names. A new estimator family is ``features/<family>.py`` + ``moments/<family>.py``
+(its closed forms, if the paper gives them) + ``tests/test_<family>.py``.
+
+Foundations: checks, exact ground truth and the randomness everything is built from
+  _checks                     argument validation shared by every public function (ValueError naming the argument)
+  _atomic                     atomic file writes (nothing half-written survives a failed run)
+  fastmath                    fused sin/cos/exp kernels used by the feature maps
+  kernels                     exact kernels: softmax, Gaussian, angular
+  quadrature                  exact Gaussian expectations by Gauss–Hermite rules (the tests' oracle)
+  kama                        products of Givens rotations, KAMA layers, Givens descent (KAMA-NNs §2–§5)
+  projections                 one sampler vocabulary, sample(law, key, m, d): iid orthogonal sorf horn givens halton
+
+Estimators, mirrored one-to-one: a family's feature maps and its exact moments
+  features.base               Features (factored log form) and Estimator (query map, key map): the one interface
+  features.classic            trigonometric, positive (FAVOR+), hyperbolic (HRF §2.1)     moments.classic
+  features.complex_exp        complex exponential (HRF §2.3)                              moments.complex_exp
+  features.hybrid             hybrid estimators (HRF §3, App F)                            moments.hybrid
+  features.cluster            clustered HRF (HRF §3.3)
+  features.dense_exp          GERF, ADERF, SDERF, SADERF and their fits (FAVOR#)          moments.dense_exp
+  features.png                PNG features f(Wx)/√m (KAMA-NNs §4)                         moments.png
+
+Mathematics that combines estimators
+  attention                   softmax, linear (any Estimator) and FAVOR# attention, bidirectional and causal
+  sphere                      HRF closed forms on the sphere in (θ, r) coordinates (Theorem 3.5)
+  separation                  softmax vs linear attention distinguishing constructions (Deng et al.)
+
+Experiments (train or simulate; nothing above uses them)
+  experiments.datasets        offline dataset loaders and data generators
+  experiments.simulation      Monte Carlo over draws of the random matrices, and its summaries
+  experiments.kernel_classification   FAVOR# kernel classification (§5.1)
+  experiments.lm              Penn Treebank LSTM language model (HRF §4.2)
+  experiments.transformer     small ViT with softmax or FAVOR# attention (FAVOR# §5.3)
+  experiments.policies        dense, Toeplitz and KAMA policies (KAMA-NNs §6)
+  experiments.rl              PPO on gymnasium tasks (KAMA-NNs §6)
+  experiments.separation_training   training studies of softmax vs linear attention (Deng et al. §5)
+  experiments.timing          wall-clock measurement
+  experiments.allocator       glibc allocator settings that make those timings stable
+
+Notebook support (presentation only)
+  notebook.results            claims, criteria and verdicts → results/*.json → REPRODUCTION.md
+  notebook.plotting           figure style, label checks, atomic figure writes
+  notebook.scaffold           named random keys (purpose, indices) and markdown tables
+
+Every name above is reachable from ``import rflib`` (``rflib.kama``, ``rflib.experiments.rl``); subpackages and
+modules are imported on first use.
 """
 
-from rflib import attention, features, kernels, moments, projections, quadrature, sphere
+import importlib
 
 __version__ = "0.1.0"
-__all__ = ["attention", "features", "kernels", "moments", "projections", "quadrature", "sphere"]
+
+_MODULES = (
+    "attention",
+    "experiments",
+    "fastmath",
+    "features",
+    "kama",
+    "kernels",
+    "moments",
+    "notebook",
+    "projections",
+    "quadrature",
+    "separation",
+    "sphere",
+)
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_MODULES])
+
+
+__all__ = list(_MODULES)

@@ -14,11 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def _is_concrete(x) -> bool:
+def is_concrete(x) -> bool:
+    """True for a value, False for a tracer (inside jit/grad/vmap, where value checks cannot run)."""
     return not isinstance(x, jax.core.Tracer)
 
 
-def _all_finite(arr) -> bool:
+def all_finite(arr) -> bool:
+    """No NaN or inf in ``arr`` (a concrete array)."""
     # Evaluated eagerly even while a surrounding function is being traced (arr is a closed-over constant then).
     with jax.ensure_compile_time_eval():
         return bool(jnp.all(jnp.isfinite(arr)))
@@ -82,21 +84,21 @@ def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     """
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     dtype = real_dtype(name, x)
-    concrete = _is_concrete(x)  # a numpy constant becomes a tracer once converted inside jit: check it first
+    concrete = is_concrete(x)  # a numpy constant becomes a tracer once converted inside jit: check it first
     arr = jnp.asarray(x, dtype=dtype)
     if arr.ndim not in allowed:
         want = " or ".join(str(a) for a in allowed)
         raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
     if any(s == 0 for s in arr.shape):
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
-    if concrete and not _all_finite(x if isinstance(x, jax.Array) else np.asarray(x, dtype=dtype)):
+    if concrete and not all_finite(x if isinstance(x, jax.Array) else np.asarray(x, dtype=dtype)):
         raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
     return arr
 
 
 def finite_numpy(name: str, x, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
     """:func:`finite_array` for the numpy (float64) modules: a finite float64 ``np.ndarray`` of an allowed rank."""
-    if not _is_concrete(x):
+    if not is_concrete(x):
         raise ValueError(f"{name} must be a concrete array (this function runs in numpy, not under jax.jit)")
     real_dtype(name, x)
     arr = np.asarray(x, dtype=np.float64)
@@ -117,7 +119,7 @@ def real_number(
 ) -> float:
     """Return ``value`` as a float, or raise if it is not a finite real number in the given (closed by default)
     range. Concrete values only: a traced value is returned unchecked (checks stay free under ``jit``)."""
-    if not _is_concrete(value):
+    if not is_concrete(value):
         return value
     if isinstance(value, bool | np.bool_ | str | bytes) or np.ndim(value) != 0:
         raise ValueError(f"{name} must be a real number, got {value!r:.60}")
@@ -158,7 +160,7 @@ def one_of(name: str, value, choices) -> str:
 
 def positive_entries(name: str, x) -> None:
     """Raise if a concrete ``x`` has an entry ≤ 0 (checked before any conversion, so it also works under jit)."""
-    if _is_concrete(x):
+    if is_concrete(x):
         with jax.ensure_compile_time_eval():
             ok = bool(np.all(np.asarray(x) > 0))
         if not ok:
@@ -201,7 +203,7 @@ def projection_matrix(name: str, w, dim: int) -> jax.Array:
 
 def nonzero_rows(name: str, x) -> None:
     """Raise if a (concrete) ``x: (n, d)`` has an all-zero row, e.g. where an angle would be undefined."""
-    if _is_concrete(x):
+    if is_concrete(x):
         with jax.ensure_compile_time_eval():
             has_zero = bool(jnp.any(jnp.all(x == 0, axis=-1)))
         if has_zero:
@@ -213,7 +215,7 @@ def values_in_range(
 ) -> None:
     """Raise if a concrete array ``x`` has an entry below ``low`` or above ``high`` (the bounds themselves are
     excluded when ``low_open`` / ``high_open``). A no-op under ``jit`` (tracers cannot be read), so it is free there."""
-    if not _is_concrete(x):
+    if not is_concrete(x):
         return
     with jax.ensure_compile_time_eval():
         arr = np.asarray(x)

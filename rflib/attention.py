@@ -35,8 +35,7 @@ import jax.numpy as jnp
 
 from rflib import _checks
 from rflib.features import dense_exp
-from rflib.features.base import Features
-from rflib.features.estimators import Estimator
+from rflib.features.base import Estimator, Features
 
 
 def _check_qkv(Q, K, V, causal: bool):
@@ -158,7 +157,7 @@ def linear_attention(
       Q, K, V: (..., L, d), (..., S, d), (..., S, d_v).
       feature_map: X (n, d) → :class:`Features` or a dense (n, F) array, applied row-wise, e.g.
         ``partial(rflib.features.positive_features, W)``, used for queries and keys alike; or an
-        :class:`~rflib.features.estimators.Estimator` (Ψ₁ for queries, Ψ₂ for keys), e.g. an HRF
+        :class:`~rflib.features.base.Estimator` (Ψ₁ for queries, Ψ₂ for keys), e.g. an HRF
         ``hybrid.angular_hybrid_estimator(W_pos, W_trig, T)``.
       causal: query i attends to keys j ≤ i only (needs L == S). Computed chunk by chunk with prefix sums
         carried by ``lax.scan``: a masked chunk_size × chunk_size product inside each chunk plus the running
@@ -177,7 +176,9 @@ def linear_attention(
     Q, K, V = _check_qkv(Q, K, V, causal)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
     query_map, key_map = (
-        (feature_map.left, feature_map.right) if isinstance(feature_map, Estimator) else (feature_map, feature_map)
+        (feature_map.query_features, feature_map.key_features)
+        if isinstance(feature_map, Estimator)
+        else (feature_map, feature_map)
     )
     flat_q, flat_k = Q.reshape(-1, Q.shape[-1]), K.reshape(-1, K.shape[-1])
     phi_q, phi_k = _as_features(query_map(flat_q)), _as_features(key_map(flat_k))
@@ -187,7 +188,7 @@ def linear_attention(
 
         def exact():
             # Under jit the fallback branch recomputes the features, so the fast path never materialises log_body.
-            fq, fk = (phi_q, phi_k) if _checks._is_concrete(out) else (query_map(flat_q), key_map(flat_k))
+            fq, fk = (phi_q, phi_k) if _checks.is_concrete(out) else (query_map(flat_q), key_map(flat_k))
             return _attend_log(fq.log_body, fk.log_scale[:, None] + fk.log_body, V, causal, chunk_size)
 
         out = _positive_attention(out, denominator, exact)
@@ -196,7 +197,7 @@ def linear_attention(
 
 def _finite_output(caller: str, out, *, signed: bool):
     """Return ``out``, or raise if a concrete ``out`` has a NaN or inf (a free no-op under jit)."""
-    if _checks._is_concrete(out) and not _checks._all_finite(out):
+    if _checks.is_concrete(out) and not _checks.all_finite(out):
         cause = (
             "a denominator underflowed or cancelled to 0: signed (trigonometric or hybrid) features are stabilised "
             "per row only, so use float64, rescale Q and K (e.g. by d^(-1/4)), or use a positive feature map"
@@ -231,7 +232,7 @@ def _positive_attention(fast, denominator, exact):
     per-feature path, denominator ≥ 1). Eagerly a Python branch; under jit a ``lax.cond``, so ordinary inputs pay
     one reduction over L for the guarantee and ``exact`` (which recomputes its features) runs only when needed."""
     trusted = jnp.all(denominator >= _trusted_floor(denominator.dtype))
-    if _checks._is_concrete(trusted):
+    if _checks.is_concrete(trusted):
         return fast if bool(trusted) else exact()
     return jax.lax.cond(trusted, lambda: fast, exact)
 
@@ -285,19 +286,19 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
     d = Q.shape[-1]
 
     def fitted(q, k):
-        stats = dense_exp._set_statistics(q, k)
+        stats = dense_exp.set_statistics(q, k)
         return jax.lax.stop_gradient(dense_exp.fit_statistics(method, jax.lax.stop_gradient(stats), eps=eps))
 
     def log_features(q, k):
         params = fitted(q, k)
-        _, q_logits = dense_exp._derf_logits(params, W, q, 1)  # per-query scales cancel
-        k_scale, k_logits = dense_exp._derf_logits(params, W, k, 2)
+        _, q_logits = dense_exp.logits(params, W, q, 1)  # per-query scales cancel
+        k_scale, k_logits = dense_exp.logits(params, W, k, 2)
         return q_logits, k_scale[:, None] + k_logits
 
     def row_features(q, k):
         params = fitted(q, k)
-        phi_q = dense_exp._derf_features(params, W, q, 1)
-        phi_k = dense_exp._derf_features(params, W, k, 2)
+        phi_q = dense_exp.side_features(params, W, q, 1)
+        phi_k = dense_exp.side_features(params, W, k, 2)
         return phi_q.body, phi_k.log_scale, phi_k.body
 
     def exact():

@@ -120,7 +120,7 @@ def _check_rotations(rotations: GivensProduct | GivensLayers) -> None:
     if not isinstance(rotations, GivensProduct | GivensLayers):
         raise ValueError(f"product must be a GivensProduct or GivensLayers, got {type(rotations).__name__}")
     first, second, d = rotations.first, rotations.second, rotations.d
-    if _checks._is_concrete(first) and _checks._is_concrete(second):
+    if _checks.is_concrete(first) and _checks.is_concrete(second):
         with jax.ensure_compile_time_eval():
             first, second = np.asarray(first), np.asarray(second)
         if first.shape != second.shape or np.any((first < 0) | (first >= d) | (second < 0) | (second >= d)):
@@ -386,16 +386,3 @@ def theorem_3_bound(grad_norm_sq: float, d: int, curvature_bound: float) -> floa
     d = _checks.integer("d", d, low=2)
     curvature_bound = _checks.real_number("curvature_bound", curvature_bound, low=0.0, low_open=True)
     return grad_norm_sq / (2 * d * (d - 1) * curvature_bound)
-
-
-# --- structured baselines -------------------------------------------------------------------------------------------
-
-
-def toeplitz_matrix(t, d_out: int, d_in: int) -> jax.Array:
-    """The d_out × d_in Toeplitz matrix W[i, j] = t[i − j + d_in − 1].  t: (d_out + d_in − 1,)."""
-    d_out, d_in = _checks.positive_int("d_out", d_out), _checks.positive_int("d_in", d_in)
-    t = _checks.finite_array("t", t, 1)
-    if t.shape != (d_out + d_in - 1,):
-        raise ValueError(f"a {d_out}×{d_in} Toeplitz matrix needs {d_out + d_in - 1} parameters, got {t.shape}")
-    idx = np.arange(d_out)[:, None] - np.arange(d_in)[None, :] + d_in - 1
-    return t[idx]

@@ -1,6 +1,18 @@
 """Random projection matrices W: (m, d) whose rows ω_1..ω_m are the random directions of a feature map.
 
-Every sampler takes a ``jax.random`` key first and never reuses it: same key ⇒ bit-identical matrix.
+One vocabulary for every paper: :func:`sample` draws from a law named by a string, key first, and every law is
+also a function with its own options (sign fix, norms, rotations). Same key ⇒ bit-identical matrix.
+
+=============  ===========================================================================  ================
+law            rows                                                                          marginal law
+=============  ===========================================================================  ================
+``"iid"``      iid N(0, I_d) (KAMA-NNs' URN)                                                 N(0, I_d), exact
+``"orthogonal"`` blocks of d sign-fixed Haar-orthogonal directions, χ_d lengths (ORF, ORN)   N(0, I_d), exact
+``"sorf"``     blocks √D·HD₁HD₂HD₃ (SORF / ORF-Had), D = 2^⌈log₂ d⌉, columns truncated to d     approximate
+``"horn"``     blocks (HD₃)(HD₂)(HD₁), first d rows and columns, χ_D lengths (KAMA-NNs' HORN)  approximate
+``"givens"``   blocks of k random Givens rotations (KAMA-NNs' law, Kac's walk), χ_d lengths   approximate
+``"halton"``   Φ⁻¹ of a scrambled Halton sequence (randomised QMC; Avron et al. 2016)          N(0, I_d), exact
+=============  ===========================================================================  ================
 """
 
 from __future__ import annotations
@@ -13,7 +25,9 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
-from rflib import _checks
+from rflib import _checks, kama
+
+LAWS = ("iid", "orthogonal", "sorf", "horn", "givens", "halton")
 
 
 def gaussian(key, m: int, d: int, *, dtype=None) -> jax.Array:
@@ -133,3 +147,63 @@ def halton_gaussian(seed: int, m: int, d: int) -> np.ndarray:
 
     u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
     return stats.norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))
+
+
+def sample(law: str, key, m: int, d: int, *, draws: int | None = None, rotations: int | None = None, dtype=None):
+    """W: (m, d) rows of ``law`` (one of :data:`LAWS`, module docstring), or (draws, m, d) independent matrices.
+
+    Args:
+      law: the projection law.
+      key: a ``jax.random`` key (``"halton"`` derives its scrambling seed from it).
+      m, d: rows and dimension; m need not be a multiple of d (the last block is truncated).
+      draws: if given, that many independent matrices in one batched call.
+      rotations: Givens rotations per block for ``"givens"`` (default ⌈5 d ln d⌉, KAMA-NNs' experiments).
+      dtype: floating dtype (default: JAX's default float).
+    """
+    _checks.one_of("law", law, LAWS)
+    m = _checks.positive_int("m", m)
+    d = _checks.positive_int("d", d)
+    if draws is not None:
+        return _sample_batch(law, key, _checks.positive_int("draws", draws), m, d, rotations, dtype)
+    if law in ("horn", "givens"):
+        return _sample_batch(law, key, 1, m, d, rotations, dtype)[0]
+    return _sample_one(law, key, m, d, dtype)
+
+
+def _sample_one(law, key, m, d, dtype):
+    if law == "iid":
+        return gaussian(key, m, d, dtype=dtype)
+    if law == "orthogonal":
+        return orthogonal(key, m, d, dtype=dtype)
+    if law == "sorf":
+        return structured_orthogonal(key, m, d, dtype=dtype)
+    seed = int(jax.random.randint(key, (), 0, np.iinfo(np.int32).max))
+    return jnp.asarray(halton_gaussian(seed, m, d), dtype=dtype or jnp.result_type(float))
+
+
+def _sample_batch(law, key, draws, m, d, rotations, dtype):
+    dtype = jnp.dtype(dtype or jnp.result_type(float))
+    if law == "iid":
+        return jax.random.normal(key, (draws, m, d), dtype=dtype)
+    if law == "orthogonal":
+        return orthogonal_batch(key, draws, m, d, dtype=dtype)
+    if law in ("sorf", "halton"):
+        return jnp.stack([_sample_one(law, k, m, d, dtype) for k in jax.random.split(key, draws)])
+    n_blocks = math.ceil(m / d)
+    k_dirs, k_norms = jax.random.split(key)
+    if law == "givens":
+        k = kama.rotations_for(d) if rotations is None else _checks.positive_int("rotations", rotations)
+        blocks = kama.random_matrices(k_dirs, draws * n_blocks, k, d, dtype)
+        width = d
+    else:
+        width = 1 << (d - 1).bit_length()
+        blocks = _hadamard_blocks(k_dirs, draws * n_blocks, width, dtype)[:, :d, :d]
+    directions = blocks.reshape(draws, n_blocks * d, d)[:, :m]
+    lengths = jnp.linalg.norm(jax.random.normal(k_norms, (draws, m, width), dtype=dtype), axis=-1)
+    return directions * lengths[..., None]
+
+
+def _hadamard_blocks(key, n: int, D: int, dtype) -> jax.Array:
+    """n independent (H D₃)(H D₂)(H D₁) blocks with orthonormal H: unit-length orthogonal rows.  Returns (n, D, D)."""
+    W = structured_orthogonal(key, n * D, D, dtype=dtype)
+    return W.reshape(n, D, D) / math.sqrt(D)

@@ -83,14 +83,14 @@ def single_feature_estimates(feature_map, W, x, y) -> np.ndarray:
 def estimator_values(make_estimator, W, x, y) -> np.ndarray:
     """Single-projection estimates e_i(x, y) of an asymmetric estimator, one per row ω_i of W.
 
-    ``make_estimator(W)`` must return an :class:`rflib.features.estimators.Estimator` whose maps have b column
+    ``make_estimator(W)`` must return an :class:`rflib.features.base.Estimator` whose maps have b column
     blocks of one column per row of W, normalised by m^{-1/2} (trig, positive, hyperbolic, CE). Then
     e_i = m Σ_blocks Ψ₁(x)_{·,i} Ψ₂(y)_{·,i}. Shapes: W (m, d), x (d,), y (d,) → (m,).
     """
     W = np.asarray(W)
     est = make_estimator(W)
-    left = np.asarray(est.left(np.asarray(x)[None, :]).dense())[0]
-    right = np.asarray(est.right(np.asarray(y)[None, :]).dense())[0]
+    left = np.asarray(est.query_features(np.asarray(x)[None, :]).dense())[0]
+    right = np.asarray(est.key_features(np.asarray(y)[None, :]).dense())[0]
     if left.size % W.shape[0]:
         raise ValueError(f"the estimator has {left.size} features, not a multiple of the {W.shape[0]} rows of W")
     return W.shape[0] * (left * right).reshape(-1, W.shape[0]).sum(axis=0)
@@ -110,42 +110,3 @@ def estimator_moments(feature_map, x, y, *, n_points: int = 100) -> dict[str, fl
         "mse": float(expectation(err**2, weights)),
         "fourth": float(expectation(err**4, weights)),
     }
-
-
-def derf_moments(params, x, y, *, n_points: int = 60) -> tuple[float, float]:
-    """E[f⁽¹⁾(ω, x) f⁽²⁾(ω, y)] and E[(f⁽¹⁾f⁽²⁾)²] of one dense-exponential feature (FAVOR# Theorem 4.1, eq 15).
-
-    ``params``: a :class:`rflib.features.dense_exp.DERF` in dimension d; x, y: (d,). A general DERF depends on all
-    of ω, so the rule is the full tensor Gauss–Hermite rule over ℝ^d (n_points**d nodes: small d only), fed through
-    ``dense_exp.query_features`` / ``key_features`` as their projection matrix.
-    """
-    from rflib.features import dense_exp
-
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    W, weights = standard_normal_rule(params.dim, n_points)
-    # the maps normalise by M^{-1/2}; undo it to get single-feature values
-    f1 = np.asarray(dense_exp.query_features(params, W, x[None]).dense())[0] * np.sqrt(len(W))
-    f2 = np.asarray(dense_exp.key_features(params, W, y[None]).dense())[0] * np.sqrt(len(W))
-    return float(weights @ (f1 * f2)), float(weights @ (f1 * f2) ** 2)
-
-
-def trig_phase_moments(x, y, *, printed: bool = False, n_theta: int = 16, n_points: int = 60) -> tuple[float, float]:
-    """E[f(ω̃, θ, x) f(ω̃, θ, y)] and its second moment for FAVOR#'s TrigRF with a random phase (eqs 5–7).
-
-    θ ~ Unif[0, 2π] by the n_theta-point trapezoid rule (exact for trigonometric polynomials of degree < n_theta;
-    the integrand has degree ≤ 4), ω̃ ~ N(0, I_d) by Gauss–Hermite over span{x, y}. ``printed=True`` uses eq 7 as
-    printed for the key (see ``dense_exp.trig_phase_features``). x, y: (d,).
-    """
-    from rflib.features import dense_exp
-
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    n_theta = _checks.positive_int("n_theta", n_theta)
-    W, weights = projection_rule(np.stack([x, y]), n_points)
-    mean = second = 0.0
-    for theta in 2 * np.pi * np.arange(n_theta) / n_theta:
-        phases = np.full(len(W), theta)
-        fx = np.asarray(dense_exp.trig_phase_features(W, phases, x[None]).dense())[0] * np.sqrt(len(W))
-        fy = np.asarray(dense_exp.trig_phase_features(W, phases, y[None], printed=printed).dense())[0] * np.sqrt(len(W))
-        mean += weights @ (fx * fy) / n_theta
-        second += weights @ (fx * fy) ** 2 / n_theta
-    return float(mean), float(second)

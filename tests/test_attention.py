@@ -7,7 +7,7 @@ import pytest
 from scipy.special import logsumexp
 
 from rflib import attention, features, projections
-from rflib.features import dense_exp
+from rflib.features import classic, dense_exp
 
 
 def _qkv(key, L=37, d=8, dv=5, scale=0.5, batch=()):
@@ -194,7 +194,7 @@ def test_float32_attention_stays_finite_up_to_norm_100(key, kind, name, causal):
 def test_float32_signed_feature_attention_is_finite_or_refuses(key, causal):
     """Trigonometric and HRF features are signed, so only a per-row scale is available: at ‖x‖ = 100 the result is
     either finite or an eager ValueError that says the output is not finite and suggests float64 or rescaling."""
-    from rflib.features import estimators, hybrid
+    from rflib.features import hybrid
 
     kw, kq, kk, kv, kh = jax.random.split(key, 5)
     L, d = 48, 64
@@ -206,7 +206,7 @@ def test_float32_signed_feature_attention_is_finite_or_refuses(key, causal):
     V = jax.random.normal(kv, (L, 4), jnp.float32)
     for norm in (1.0, 25.0, 100.0):
         Q, K = (_points_of_norm(k, norm, L, d, jnp.float32) for k in (kq, kk))
-        for fmap in (estimators.trig_estimator(W), hrf):
+        for fmap in (classic.trig_estimator(W), hrf):
             try:
                 out = attention.linear_attention(Q, K, V, fmap, causal=causal)
             except ValueError as err:

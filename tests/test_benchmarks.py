@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import allocator, harness, kama_rotations
+from benchmarks import harness, kama_rotations
 from benchmarks.suites import SIZES, SUITES, run_suite
+from rflib.experiments import allocator
 
 
 def test_crossover_interpolates_where_the_ratio_falls_below_one_for_good():

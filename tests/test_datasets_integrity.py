@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from rflib import datasets
+from rflib.experiments import datasets
 
 
 def test_verify_sha256_accepts_the_pinned_digest_and_refuses_anything_else(tmp_path):

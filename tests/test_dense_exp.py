@@ -16,10 +16,10 @@ from numpy.polynomial import hermite_e
 from scipy import optimize
 from scipy.linalg import expm
 
-from rflib import attention, projections, quadrature
-from rflib import dense_exp_moments as dm
+from rflib import attention, projections
 from rflib.features import classic
 from rflib.features import dense_exp as de
+from rflib.moments import dense_exp as dm
 
 RNG = np.random.default_rng(11)
 
@@ -82,7 +82,7 @@ def test_theorem_4_1_unbiasedness_and_variance_by_quadrature_dense_A(seed):
     params = random_valid_derf(3, seed)
     rng = np.random.default_rng(seed + 10)
     x, y = 0.5 * rng.normal(size=3), 0.5 * rng.normal(size=3)
-    mean, second = quadrature.derf_moments(params, x, y)
+    mean, second = dm.derf_moments(params, x, y)
     assert mean == pytest.approx(np.exp(x @ y), rel=1e-10)
     assert second == pytest.approx(float(np.exp(dm.log_moment(params, x, y, 2))), rel=1e-10)
     # Eq 15 as printed (valid parameters): Var = D⁴ det(I−8A)^{−1/2} exp(2xᵀ(C₁ + B₁ᵀPB₁)x + 2yᵀ(C₂ + B₂ᵀPB₂)y
@@ -168,15 +168,15 @@ def test_valid_derf_passes_its_own_check():
 
 def test_trigrf_eq7_sign_erratum():
     x, y = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.25, 0.2])
-    assert quadrature.trig_phase_moments(x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
-    printed = quadrature.trig_phase_moments(x, y, printed=True)[0]
+    assert dm.trig_phase_moments(x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
+    printed = dm.trig_phase_moments(x, y, printed=True)[0]
     assert printed == pytest.approx(np.exp(-x @ y), rel=1e-10)
     assert abs(printed / np.exp(x @ y) - 1) > 0.05
 
 
 def test_trigrf_relative_variance_closed_form_by_quadrature():
     x, y = np.array([0.3, -0.2, 0.4]), np.array([0.1, 0.25, 0.2])
-    _, second = quadrature.trig_phase_moments(x, y)
+    _, second = dm.trig_phase_moments(x, y)
     K = np.exp(x @ y)
     expected = np.log(second / K**2 - 1)
     assert float(dm.trig_log_relative_variance(x[None], y[None])[0, 0]) == pytest.approx(expected, rel=1e-10)
@@ -187,8 +187,8 @@ def test_gerf_eq11_printed_c_term_is_biased():
     a = float(de.a_star(1.0))
     good = de.gerf_params(a, 2)
     printed = good._replace(C1=-0.25 * jnp.eye(2), C2=-0.25 * jnp.eye(2))  # "C‖x‖²/2 with C = −½"
-    assert quadrature.derf_moments(good, x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
-    biased = quadrature.derf_moments(printed, x, y)[0]
+    assert dm.derf_moments(good, x, y)[0] == pytest.approx(np.exp(x @ y), rel=1e-10)
+    biased = dm.derf_moments(printed, x, y)[0]
     expected_bias = np.exp(x @ y + 0.25 * (x @ x + y @ y))
     assert biased == pytest.approx(expected_bias, rel=1e-10)
     assert biased / np.exp(x @ y) - 1 > 0.1

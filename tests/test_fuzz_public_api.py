@@ -22,9 +22,9 @@ from functools import partial
 import jax
 import numpy as np
 
-from rflib import attention, kama, kernels, moments, png, projections, separation, sphere
-from rflib.features import classic, dense_exp, hybrid
-from rflib.features import estimators as est
+from rflib import attention, kama, kernels, moments, projections, separation, sphere
+from rflib.features import classic, dense_exp, hybrid, png
+from rflib.moments import png as png_moments
 
 RNG_SEED = 20261123
 
@@ -93,7 +93,7 @@ ENTRIES = [
     Entry("classic.hyperbolic", classic.hyperbolic, {"W": W4, "X": X3}, {"W": ARRAY, "X": ARRAY}),
     Entry(
         "Estimator.estimate",
-        est.positive_estimator(W4).estimate,
+        classic.positive_estimator(W4).estimate,
         {"X": X3, "Y": Y3},
         {"X": ARRAY, "Y": ARRAY},
     ),
@@ -131,20 +131,20 @@ ENTRIES = [
     Entry("dense_exp.a_star", dense_exp.a_star, {"phi": np.array([0.0, 1.5])}, {"phi": Arg("array", batched=True)}),
     Entry("dense_exp.ell", dense_exp.ell, {"a": np.array([-0.5, 0.05])}, {"a": Arg("array", batched=True)}),
     Entry(
-        "moments.log_mse_trig",
-        moments.log_mse_trig,
+        "moments.classic.log_mse_trig",
+        moments.classic.log_mse_trig,
         {"x": X3[0], "y": Y3[0], "m": 8},
         {"x": BATCHED, "y": BATCHED, "m": POS_INT},
     ),
     Entry(
-        "moments.log_mse_angular_hybrid",
-        moments.log_mse_angular_hybrid,
+        "moments.hybrid.log_mse_angular_hybrid",
+        moments.hybrid.log_mse_angular_hybrid,
         {"x": X3[0], "y": Y3[0], "m": 8, "n": 4},
         {"x": BATCHED, "y": BATCHED, "m": POS_INT, "n": POS_INT},
     ),
     Entry(
-        "moments.angular_lambda_moments",
-        moments.angular_lambda_moments,
+        "moments.hybrid.angular_lambda_moments",
+        moments.hybrid.angular_lambda_moments,
         {"theta": np.array([0.3, 2.0]), "n": 4},
         {"theta": Arg("array", batched=True), "n": POS_INT},
     ),
@@ -200,10 +200,10 @@ ENTRIES = [
         {"name": Arg("choice"), "W": ARRAY, "X": ARRAY, "Y": ARRAY},
     ),
     Entry("png.gram_estimate", png.gram_estimate, {"name": "sgn", "W": W4, "X": X3}, {"W": ARRAY, "X": ARRAY}),
-    Entry("png.gram", png.gram, {"name": "sgn", "X": X3}, {"X": ARRAY}),
+    Entry("png_moments.gram", png_moments.gram, {"name": "sgn", "X": X3}, {"X": ARRAY}),
     Entry(
-        "png.kernel",
-        png.kernel,
+        "png_moments.kernel",
+        png_moments.kernel,
         {"name": "relu", "x": X3[0], "y": Y3[0]},
         {"name": Arg("choice"), "x": ARRAY, "y": ARRAY},
     ),

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from rflib import moments, quadrature
-from rflib.features import complex_exp, estimators, hybrid
+from rflib.features import classic, complex_exp, hybrid
 
 
 def _pair(norm_x, norm_y, theta, d=4):
@@ -40,8 +40,8 @@ def test_angular_hybrid_feature_map_equals_eq_8_and_has_dimension_4m_n_plus_1(ke
     W_pos, W_trig, T = (jax.random.normal(k, (s, 5)) for k, s in zip(keys[1:], (m, m, n), strict=True))
     for W2 in (W_trig, W_pos):  # variant I (independent) and II (shared)
         est = hybrid.angular_hybrid_estimator(W_pos, W2, T)
-        assert est.left(X).body.shape == (4, 4 * m * (n + 1))
-        bases = [estimators.hyperbolic_estimator(W_pos), estimators.trig_estimator(W2)]
+        assert est.query_features(X).body.shape == (4, 4 * m * (n + 1))
+        bases = [classic.hyperbolic_estimator(W_pos), classic.trig_estimator(W2)]
         direct = hybrid.hybrid_direct(bases, [hybrid.angular_lambda(T)], X, Y)
         np.testing.assert_allclose(est.estimate(X, Y), direct, rtol=1e-12)
         assert est.estimate(X, Y).dtype == jnp.float64  # real arithmetic, no complex anywhere
@@ -59,7 +59,7 @@ def test_gaussian_hybrid_feature_maps_equal_eq_8(lambda_kind, key):
         "gaussian_positive": lambda: hybrid.gaussian_lambda(T, 0.8, jax.random.normal(keys[4], (5, 5))),
         "gaussian_trig": lambda: hybrid.gaussian_lambda(T, 1.1, kind="trig"),
     }[lambda_kind]()
-    bases = [estimators.hyperbolic_estimator(W_pos), estimators.trig_estimator(W_trig)]
+    bases = [classic.hyperbolic_estimator(W_pos), classic.trig_estimator(W_trig)]
     np.testing.assert_allclose(
         hybrid.hybrid_estimator(bases, [lam]).estimate(X, Y), hybrid.hybrid_direct(bases, [lam], X, Y), rtol=1e-11
     )
@@ -85,8 +85,8 @@ def test_generic_p_equals_2_hybrid_with_mixed_block_counts_equals_eq_8(key):
     X, Y = _random_points(keys[0], d=3)
     A = np.array([[0.9, 0.2j, 0.0], [0.1, 1.1, 0.3], [0.0, -0.2, 0.7 + 0.4j]])
     bases = [
-        estimators.trig_estimator(jax.random.normal(keys[1], (4, 3))),
-        estimators.positive_estimator(jax.random.normal(keys[2], (3, 3))),
+        classic.trig_estimator(jax.random.normal(keys[1], (4, 3))),
+        classic.positive_estimator(jax.random.normal(keys[2], (3, 3))),
         complex_exp.complex_exponential_estimator(jax.random.normal(keys[3], (5, 3)), A),
     ]
     lambdas = [
@@ -102,7 +102,7 @@ def test_hybrid_features_stay_finite_in_float32_where_dense_ones_overflow(key):
     X = 12.0 * jax.random.normal(keys[0], (3, 8), dtype=jnp.float32)
     W_pos, W_trig = (jax.random.normal(k, (8, 8), dtype=jnp.float32) for k in keys[1:3])
     T = jax.random.normal(keys[3], (4, 8), dtype=jnp.float32)
-    feats = hybrid.angular_hybrid_estimator(W_pos, W_trig, T).left(X)
+    feats = hybrid.angular_hybrid_estimator(W_pos, W_trig, T).query_features(X)
     assert bool(jnp.all(jnp.isfinite(feats.body))) and bool(jnp.all(jnp.abs(feats.body) <= 1.0))
     assert bool(jnp.all(jnp.isfinite(feats.log_scale)))
     assert not bool(jnp.all(jnp.isfinite(feats.dense())))  # the dense map itself would overflow
@@ -111,7 +111,7 @@ def test_hybrid_features_stay_finite_in_float32_where_dense_ones_overflow(key):
 def test_mixture_shape_errors_are_clear(key):
     W = jax.random.normal(key, (3, 2))
     with pytest.raises(ValueError, match="p \\+ 1 base"):
-        hybrid.hybrid_estimator([estimators.trig_estimator(W)], [hybrid.angular_lambda(W)])
+        hybrid.hybrid_estimator([classic.trig_estimator(W)], [hybrid.angular_lambda(W)])
     with pytest.raises(ValueError, match="kind"):
         hybrid.gaussian_lambda(W, 1.0, kind="cosine")
     with pytest.raises(ValueError, match="sigma"):
@@ -130,7 +130,7 @@ def test_lemma_3_2_sign_feature_count_is_binomial(d, key):
     counts = np.bincount(np.rint(np.asarray(lam) * n).astype(int), minlength=n + 1)
     expected = draws * stats.binom.pmf(np.arange(n + 1), n, theta / np.pi)
     assert stats.chisquare(counts, expected).pvalue > 1e-4
-    mom = moments.angular_lambda_moments(theta, n)
+    mom = moments.hybrid.angular_lambda_moments(theta, n)
     lam = np.asarray(lam)
     for sample, exact in ((lam**2, mom.second), ((1 - lam) ** 2, mom.one_minus_second), (lam * (1 - lam), mom.cross)):
         assert abs(sample.mean() - float(exact)) < 5 * sample.std() / math.sqrt(draws)
@@ -167,7 +167,7 @@ def test_theorem_3_1_variant_ii_exact_by_enumeration_and_quadrature(point, n):
             lambda w, T=T: hybrid.angular_hybrid_estimator(w[None], w[None], T).estimate(x[None], y[None])
         )(jnp.asarray(W))[:, 0, 0]
         mse += stats.binom.pmf(k, n, theta / np.pi) * quadrature.expectation((np.asarray(values) - sm) ** 2, weights)
-    closed = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 1, n, shared=True)))
+    closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 1, n, shared=True)))
     assert closed == pytest.approx(mse, rel=1e-9)
 
 
@@ -185,7 +185,7 @@ def test_theorem_3_1_variant_i_exact_by_enumeration_and_quadrature():
             lambda a, b, T=T: hybrid.angular_hybrid_estimator(a[None], b[None], T).estimate(x[None], y[None])
         )(jnp.asarray(W_pos), jnp.asarray(W_trig))[:, 0, 0]
         mse += stats.binom.pmf(k, n, theta / np.pi) * quadrature.expectation((np.asarray(values) - sm) ** 2, w2)
-    closed = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 1, n, shared=False)))
+    closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 1, n, shared=False)))
     assert closed == pytest.approx(mse, rel=1e-9)
 
 
@@ -211,8 +211,8 @@ def test_theorem_3_1_monte_carlo_at_unequal_norms_distinguishes_the_variants(sha
     x, y = _pair(0.2, 1.2, 2.5)
     err = _mc_hybrid_errors(key, x, y, 4, 2, shared, 400_000)
     se = (err**2).std() / math.sqrt(err.size)
-    closed = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
-    other = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 4, 2, shared=not shared)))
+    closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
+    other = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 2, shared=not shared)))
     assert abs(np.mean(err)) < 5 * err.std() / math.sqrt(err.size)  # unbiased
     assert abs((err**2).mean() - closed) < 5 * se
     assert abs(other - closed) > 10 * se  # the test can tell the two variants apart
@@ -223,7 +223,7 @@ def test_theorem_d_1_monte_carlo_at_equal_norms(r, theta, key):
     x, y = _pair(r, r, theta)
     err = _mc_hybrid_errors(key, x, y, 8, 3, False, 200_000)
     se = (err**2).std() / math.sqrt(err.size)
-    closed = float(jnp.exp(moments.log_mse_angular_hybrid(x, y, 8, 3)))
+    closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 8, 3)))
     assert abs((err**2).mean() - closed) < 5 * se
     assert se < 0.02 * closed
 
@@ -235,17 +235,17 @@ def test_angular_hybrid_is_exact_at_theta_0_and_pi_for_equal_norms(key):
     est = hybrid.angular_hybrid_estimator(W_pos, W_trig, T)
     for y in (x, -x):
         assert float(est.estimate(x, y)[0, 0]) == pytest.approx(float(jnp.exp(x @ y.T)[0, 0]), rel=1e-12)
-        assert np.isneginf(moments.log_mse_angular_hybrid(x[0], y[0], 16, 8))
+        assert np.isneginf(moments.hybrid.log_mse_angular_hybrid(x[0], y[0], 16, 8))
 
 
 def test_shared_correction_vanishes_at_equal_norms_and_for_n_equal_1():
     x, y = _pair(0.7, 0.7, 1.3)
-    assert float(moments.log_mse_angular_hybrid(x, y, 5, 4, shared=True)) == pytest.approx(
-        float(moments.log_mse_angular_hybrid(x, y, 5, 4)), rel=1e-13
+    assert float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 4, shared=True)) == pytest.approx(
+        float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 4)), rel=1e-13
     )
     x, y = _pair(0.3, 1.1, 1.3)
-    assert float(moments.log_mse_angular_hybrid(x, y, 5, 1, shared=True)) == pytest.approx(
-        float(moments.log_mse_angular_hybrid(x, y, 5, 1)), rel=1e-13
+    assert float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 1, shared=True)) == pytest.approx(
+        float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 1)), rel=1e-13
     )
 
 
@@ -263,7 +263,7 @@ def test_theorem_f_1_lambda_moments_by_quadrature(sigma):
             jnp.asarray(T)
         )
     )
-    mom = moments.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
+    mom = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
     assert quadrature.expectation(lam**2, weights) == pytest.approx(float(mom.second), rel=1e-11)
     assert quadrature.expectation((1 - lam) ** 2, weights) == pytest.approx(float(mom.one_minus_second), rel=1e-11)
     assert quadrature.expectation(lam * (1 - lam), weights) == pytest.approx(float(mom.cross), rel=1e-10)
@@ -285,8 +285,8 @@ def test_theorem_f_1_mse_by_monte_carlo(sigma, shared, key):
         return est.estimate(x[None], y[None])[0, 0]
 
     err = np.asarray(jax.jit(jax.vmap(one))(W_pos, W_trig, T)) - np.exp(x @ y)
-    mom = moments.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
-    closed = float(jnp.exp(moments.log_mse_bipolar_hybrid(x, y, m, mom, shared=shared)))
+    mom = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
+    closed = float(jnp.exp(moments.hybrid.log_mse_bipolar_hybrid(x, y, m, mom, shared=shared)))
     se = (err**2).std() / math.sqrt(draws)
     assert abs((err**2).mean() - closed) < 5 * se and se < 0.02 * closed
 
@@ -297,9 +297,9 @@ def test_normalized_gaussian_hybrid_is_exact_at_theta_0_but_not_at_pi(key):
     x = np.array([[0.3, 0.0, 0.4]])  # r = 0.5
     est = hybrid.normalized_gaussian_hybrid_estimator(W_pos, W_trig, T, 1.0, 0.5)
     assert float(est.estimate(x, x)[0, 0]) == pytest.approx(np.exp(0.25), rel=1e-12)
-    mom = moments.normalized_gaussian_lambda_moments(1.0, 8, 1.0, 0.5)  # θ = π: ‖Δ‖² = 4r² = 1
+    mom = moments.hybrid.normalized_gaussian_lambda_moments(1.0, 8, 1.0, 0.5)  # θ = π: ‖Δ‖² = 4r² = 1
     assert float(mom.second - (mom.second - mom.cross - (mom.second - mom.cross) ** 2)) > 0  # Var λ̂ > 0
-    assert np.isfinite(moments.log_mse_bipolar_hybrid(x[0], -x[0], 8, mom))
+    assert np.isfinite(moments.hybrid.log_mse_bipolar_hybrid(x[0], -x[0], 8, mom))
 
 
 # --- cost (App D.4 / Sec L) ---------------------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_cost_accounting_matches_the_real_feature_dimension(key):
     est = hybrid.angular_hybrid_estimator(
         *(jax.random.normal(k, (s, d)) for k, s in zip(keys, (m, m, n), strict=False))
     )
-    assert est.left(jax.random.normal(keys[3], (2, d))).body.shape[1] == cost["features"]
+    assert est.query_features(jax.random.normal(keys[3], (2, d))).body.shape[1] == cost["features"]
     regular = hybrid.regular_cost(cost["features"], d)
     # O(nd + md + mn) versus O(mnd): the hybrid needs far fewer multiply-adds for the same dimension
     assert cost["total_flops"] == d * (2 * m + n) + 4 * m * n
@@ -324,11 +324,11 @@ def test_theorem_f_1_shared_projections_equal_only_for_equal_norms():
     applies, and since the Gaussian λ̂ leaves [0, 1], E λ̂(1 − λ̂) < 0 near θ = π and sharing *increases* the MSE."""
     sigma, r, n, m = 1.3, 0.5, 2, 4
     x, y = _pair(r, r, 2.0)
-    mom = moments.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
-    equal = [float(moments.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
+    mom = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
+    equal = [float(moments.hybrid.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
     assert equal[0] == pytest.approx(equal[1], rel=1e-13)
     x, y = _pair(0.3, 0.7, 3.0)
-    mom = moments.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, 0.5)
+    mom = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, 0.5)
     assert float(mom.cross) < 0
-    unequal = [float(moments.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
+    unequal = [float(moments.hybrid.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
     assert unequal[1] > unequal[0]

@@ -10,6 +10,7 @@ import scipy.linalg
 from scipy import stats
 
 from rflib import kama
+from rflib.experiments import policies
 
 
 def dense_product(product):
@@ -117,10 +118,10 @@ def test_cost_accounting_and_the_crossover_at_the_papers_k():
 
 
 def test_toeplitz_matrix_layout():
-    W = np.asarray(kama.toeplitz_matrix(np.arange(6.0), 2, 5))
+    W = np.asarray(policies.toeplitz_matrix(np.arange(6.0), 2, 5))
     np.testing.assert_array_equal(W, [[4, 3, 2, 1, 0], [5, 4, 3, 2, 1]])
     with pytest.raises(ValueError, match="needs 6 parameters"):
-        kama.toeplitz_matrix(np.arange(5.0), 2, 5)
+        policies.toeplitz_matrix(np.arange(5.0), 2, 5)
 
 
 def haar_special_orthogonal(d, seed):
@@ -201,7 +202,7 @@ def test_bad_inputs_are_named():
 
 
 def test_median_seconds_times_a_call_after_compiling_it():
-    from rflib import timing
+    from rflib.experiments import timing
 
     calls = []
 

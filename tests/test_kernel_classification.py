@@ -5,8 +5,8 @@ import jax
 import numpy as np
 import pytest
 
-from rflib import kernel_classification as kc
 from rflib import projections
+from rflib.experiments import kernel_classification as kc
 from rflib.features import dense_exp as de
 
 

@@ -51,8 +51,8 @@ def test_angular_kernel_rejects_zero_vectors():
         (lambda: features.positive(np.ones((4, 3)), np.ones((2, 5))), r"W must have shape \(m, 5\)"),
         (lambda: features.trig(np.ones((4, 3)), np.array([[np.nan, 1.0, 2.0]])), "X contains NaN"),
         (lambda: features.hyperbolic(np.ones((0, 3)), np.ones((2, 3))), "W must be non-empty"),
-        (lambda: moments.mse_trig(np.ones(3), np.ones(3), 0), "m must be a positive integer"),
-        (lambda: moments.mse_positive(np.ones(3), np.ones(4), 2), "y must have last axis 3"),
+        (lambda: moments.classic.mse_trig(np.ones(3), np.ones(3), 0), "m must be a positive integer"),
+        (lambda: moments.classic.mse_positive(np.ones(3), np.ones(4), 2), "y must have last axis 3"),
         (lambda: projections.gaussian(jax.random.key(0), 3, 0), "d must be a positive integer"),
     ],
 )

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rflib import lm
+from rflib.experiments import lm
 
 
 def test_tied_logits_are_inner_products_with_the_embeddings(key):

@@ -1,18 +1,15 @@
 """Every notebook runs end to end with papermill at quick scale (the same runner `make` uses)."""
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from tools import run_notebooks as runner
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
-
-_spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
-runner = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(runner)
 
 
 @pytest.mark.notebook

@@ -13,11 +13,12 @@ is skipped, with a message, when Chromium is not installed (Debian: ``apt-get in
 installs it).
 """
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
+
+from tools import build_book
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -25,10 +26,7 @@ LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 
 
 def _build_book() -> Path:
-    spec = importlib.util.spec_from_file_location("build_book", ROOT / "tools" / "build_book.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.build(out=ROOT / "build" / "book-test", quick_only=True)
+    return build_book.build(out=ROOT / "build" / "book-test", quick_only=True)
 
 
 @pytest.mark.timeout(600)

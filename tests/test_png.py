@@ -11,7 +11,10 @@ import jax
 import numpy as np
 import pytest
 
-from rflib import png, projections, quadrature
+from rflib import projections, quadrature
+from rflib.experiments import simulation
+from rflib.features import png
+from rflib.moments import png as png_moments
 
 R = 4_000
 
@@ -33,8 +36,8 @@ def random_pair(theta, d, seed=0, r_x=1.0, r_y=1.0):
 def mse(name, method, key, x, y, K, *, m=None, draws=R, k=None):
     """(MSE, its standard error, mean error, its standard error) over ``draws`` independent matrices."""
     d = x.size
-    W = png.rows(method, key, draws, m or d, d, k=k)
-    return png.error_summary(png.estimates(name, W, x, y), K)
+    W = projections.sample(png.LAWS[method], key, m or d, d, draws=draws, rotations=k)
+    return simulation.error_summary(png.estimates(name, W, x, y), K)
 
 
 CLOSED = ["sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp"]
@@ -44,28 +47,30 @@ CLOSED = ["sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin",
 @pytest.mark.parametrize(("theta", "r_x", "r_y"), [(0.3, 1.0, 1.0), (math.pi / 3, 0.7, 1.3), (2.5, 0.4, 0.9)])
 def test_closed_form_kernels_match_the_polar_quadrature(name, theta, r_x, r_y):
     x, y = random_pair(theta, 5, r_x=r_x, r_y=r_y)
-    assert png.kernel_by_quadrature(name, x, y) == pytest.approx(png.kernel(name, x, y), rel=1e-11, abs=1e-13)
+    assert png_moments.kernel_by_quadrature(name, x, y) == pytest.approx(
+        png_moments.kernel(name, x, y), rel=1e-11, abs=1e-13
+    )
 
 
 def test_known_values_and_parallel_inputs():
     x, y = axis_pair(math.pi / 3, 3)
-    assert png.kernel("relu", x, y) == pytest.approx(0.30450, abs=5e-5)  # notes §2.8
-    assert png.kernel("sgn", x, y) == pytest.approx(1 / 3, abs=1e-15)
-    assert png.kernel_by_quadrature("sgn", x, 2 * x) == pytest.approx(1.0, abs=1e-13)
-    assert png.kernel_by_quadrature("sgn", x, -x) == pytest.approx(-1.0, abs=1e-13)
+    assert png_moments.kernel("relu", x, y) == pytest.approx(0.30450, abs=5e-5)  # notes §2.8
+    assert png_moments.kernel("sgn", x, y) == pytest.approx(1 / 3, abs=1e-15)
+    assert png_moments.kernel_by_quadrature("sgn", x, 2 * x) == pytest.approx(1.0, abs=1e-13)
+    assert png_moments.kernel_by_quadrature("sgn", x, -x) == pytest.approx(-1.0, abs=1e-13)
 
 
 def test_tanh_kernel_quadrature_agrees_with_an_independent_gauss_hermite_rule():
     x, y = random_pair(1.1, 6, r_x=0.8, r_y=1.4)
     W, w = quadrature.projection_rule(np.stack([x, y]), n_points=300)  # converged to 1e-15 (200 vs 300 points)
     hermite = float(w @ (np.tanh(W @ x) * np.tanh(W @ y)))
-    assert png.kernel_by_quadrature("tanh", x, y) == pytest.approx(hermite, abs=1e-12)
+    assert png_moments.kernel_by_quadrature("tanh", x, y) == pytest.approx(hermite, abs=1e-12)
 
 
 def test_gain_law_reproduces_the_angular_closed_form():
     for theta in (0.4, math.pi / 2, 2.7):
         x, y = random_pair(theta, 7)
-        law = png.gain_law("sgn", x, y)
+        law = png_moments.gain_law("sgn", x, y)
         K = 1 - 2 * theta / math.pi
         assert law.kernel == pytest.approx(K, abs=1e-12)
         assert law.variance == pytest.approx(1 - K**2, abs=1e-12)
@@ -76,7 +81,7 @@ def test_gain_law_reproduces_the_angular_closed_form():
 def test_urn_and_orn_are_unbiased_and_urn_mse_is_var_over_m(name, radius):
     d = 16
     x, y = random_pair(1.0, d, seed=3, r_x=radius, r_y=radius)
-    law = png.gain_law(name, x, y)
+    law = png_moments.gain_law(name, x, y)
     for i, method in enumerate(("urn", "orn")):
         sq, sq_se, bias, bias_se = mse(name, method, jax.random.key(10 + i), x, y, law.kernel, draws=10_000)
         assert abs(bias) < 4 * bias_se, (method, bias, bias_se)
@@ -88,7 +93,7 @@ def test_unfixed_qr_signs_bias_orn_for_relu():
     """Regression: without the sign fix, LAPACK's Q leans towards ±e_i; ReLU features (F(−g) ≠ F(g)) are biased."""
     d, draws = 4, 20_000
     x, y = axis_pair(math.pi / 3, d)
-    K = png.kernel("relu", x, y)
+    K = png_moments.kernel("relu", x, y)
     for sign_fix, should_be_biased in ((True, False), (False, True)):
         blocks = projections.haar_orthogonal(jax.random.key(7), draws, d, sign_fix=sign_fix)
         lengths = np.linalg.norm(np.random.default_rng(0).normal(size=(draws, d, d)), axis=-1)
@@ -102,7 +107,7 @@ def test_unfixed_qr_signs_bias_orn_for_relu():
 @pytest.mark.parametrize("theta", [math.pi / 4, math.pi / 2, 3 * math.pi / 4])
 def test_theorem_1_angular_orn_beats_urn_by_the_first_order_law(d, theta):
     x, y = random_pair(theta, d, seed=d)
-    law = png.gain_law("sgn", x, y)
+    law = png_moments.gain_law("sgn", x, y)
     urn, urn_se, *_ = mse("sgn", "urn", jax.random.key(1), x, y, law.kernel)
     orn, orn_se, *_ = mse("sgn", "orn", jax.random.key(2), x, y, law.kernel)
     assert urn - orn > 5 * math.hypot(urn_se, orn_se)
@@ -113,7 +118,7 @@ def test_theorem_1_angular_orn_beats_urn_by_the_first_order_law(d, theta):
 def test_first_order_gain_law_for_other_activations(name):
     d = 32
     x, y = random_pair(math.pi / 3, d, seed=5)
-    law = png.gain_law(name, x, y)
+    law = png_moments.gain_law(name, x, y)
     urn, urn_se, *_ = mse(name, "urn", jax.random.key(3), x, y, law.kernel)
     orn, orn_se, *_ = mse(name, "orn", jax.random.key(4), x, y, law.kernel)
     gap, gap_se = urn - orn, math.hypot(urn_se, orn_se)
@@ -135,8 +140,8 @@ def test_theorem_1_as_printed_fails_for_he2_on_orthogonal_inputs():
     positive: orthogonal rows make the estimator *worse* (notes §3.3, counterexample 2)."""
     d = 8
     x, y = axis_pair(math.pi / 2, d)
-    assert png.gain_law("he2", x, y).h_norm_sq == pytest.approx(0.0, abs=1e-12)
-    cov, se = png.orthogonal_pair_covariance("he2", jax.random.key(11), x, y, 600_000)
+    assert png_moments.gain_law("he2", x, y).h_norm_sq == pytest.approx(0.0, abs=1e-12)
+    cov, se = png_moments.orthogonal_pair_covariance("he2", jax.random.key(11), x, y, 600_000)
     assert cov > 10 * se
     assert (d - 1) / d * cov == pytest.approx(0.0583, abs=5 * se)  # the note's 8M-pair estimate ± 0.0012
 
@@ -146,12 +151,13 @@ def kac_draws():
     """R independent 32×32 matrices per law, shared by the Theorem 2 tests (the KAMA draws dominate their cost)."""
     d = 32
     return {
-        method: png.rows(method, jax.random.key(20 + i), R, d, d) for i, method in enumerate(("kama", "orn", "urn"))
+        method: projections.sample(png.LAWS[method], jax.random.key(20 + i), d, d, draws=R)
+        for i, method in enumerate(("kama", "orn", "urn"))
     }
 
 
 def mse_of(name, W, x, y, K):
-    return png.error_summary(png.estimates(name, W, x, y), K)
+    return simulation.error_summary(png.estimates(name, W, x, y), K)
 
 
 @pytest.mark.parametrize(
@@ -164,7 +170,7 @@ def test_theorem_2_kama_at_5_d_ln_d_is_unbiased_and_matches_orn_on_axis_aligned_
     """At θ = π/6 the first-order gain is only (d − 1)‖H‖²/(2d²) = 0.0031 (≈ 6 SE at R = 4 000), so there we assert
     only that KAMA matches ORN and is below URN; at θ = π/2 the gain must exceed 5 SE."""
     x, y = axis_pair(theta, 32)
-    K = png.kernel(name, x, y)
+    K = png_moments.kernel(name, x, y)
     kama_mse, kama_se, bias, bias_se = mse_of(name, kac_draws["kama"], x, y, K)
     orn, orn_se, *_ = mse_of(name, kac_draws["orn"], x, y, K)
     urn, urn_se, *_ = mse_of(name, kac_draws["urn"], x, y, K)
@@ -177,7 +183,7 @@ def test_kama_is_biased_for_small_k_and_the_bias_shrinks_with_k(kac_draws):
     """k ∈ {8, d ln d = 111} are fresh draws; k = 5 d ln d = 555 reuses the shared draws."""
     d, theta = 32, math.pi / 6
     x, y = axis_pair(theta, d)
-    K = png.kernel("sgn", x, y)
+    K = png_moments.kernel("sgn", x, y)
     urn, urn_se, *_ = mse_of("sgn", kac_draws["urn"], x, y, K)
     results = {k: mse("sgn", "kama", jax.random.key(31 + k), x, y, K, k=k) for k in (8, 111)}
     results[555] = mse_of("sgn", kac_draws["kama"], x, y, K)
@@ -192,27 +198,27 @@ def test_kama_is_biased_for_small_k_and_the_bias_shrinks_with_k(kac_draws):
 
 def test_horn_rows_are_orthogonal_within_a_block_and_reduce_the_angular_mse():
     d = 12  # padded to D = 16
-    W = np.asarray(png.rows("horn", jax.random.key(40), 3, 2 * d, d))
+    W = np.asarray(projections.sample("horn", jax.random.key(40), 2 * d, d, draws=3))
     directions = W[0, :d] / np.linalg.norm(W[0, :d], axis=1, keepdims=True)
     assert W.shape == (3, 2 * d, d)
     x, y = random_pair(math.pi / 2, 32, seed=9)
-    K = png.kernel("sgn", x, y)
+    K = png_moments.kernel("sgn", x, y)
     horn, horn_se, bias, bias_se = mse("sgn", "horn", jax.random.key(41), x, y, K)
     urn, urn_se, *_ = mse("sgn", "urn", jax.random.key(42), x, y, K)
     assert abs(bias) < 4 * bias_se and urn - horn > 5 * math.hypot(horn_se, urn_se)
-    full = np.asarray(png._hadamard_blocks(jax.random.key(43), 1, 16, np.float64))[0]
+    full = np.asarray(projections.structured_orthogonal(jax.random.key(43), 16, 16, dtype=np.float64)) / 4.0
     np.testing.assert_allclose(full @ full.T, np.eye(16), atol=1e-12)
     assert np.all(np.isfinite(directions))
 
 
 def test_kernel_matrix_error_uses_the_true_kernel_in_the_denominator():
     X = np.random.default_rng(1).normal(size=(30, 6))
-    K = png.gram("sgn", X)
+    K = png_moments.gram("sgn", X)
     np.testing.assert_allclose(np.diag(K), 1.0, atol=1e-14)
-    W = png.rows("orn", jax.random.key(0), 1, 600, 6)[0]
+    W = projections.sample("orthogonal", jax.random.key(0), 600, 6, draws=1)[0]
     K_hat = np.asarray(png.gram_estimate("sgn", W, X))
     np.testing.assert_allclose(np.diag(K_hat), 1.0, atol=1e-14)  # exact diagonal for sgn
-    err = png.relative_frobenius_error(K_hat, K)
+    err = simulation.relative_frobenius_error(K_hat, K)
     assert err == pytest.approx(np.linalg.norm(K_hat - K) / np.linalg.norm(K))
     assert 0 < err < 0.2
 
@@ -221,10 +227,10 @@ def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="name must be one of"):
         png.activation("gelu")
     with pytest.raises(ValueError, match="no closed form"):
-        png.kernel("tanh", np.ones(2), np.ones(2))
+        png_moments.kernel("tanh", np.ones(2), np.ones(2))
     with pytest.raises(ValueError, match="one length"):
-        png.kernel("sgn", np.ones(2), np.ones(3))
+        png_moments.kernel("sgn", np.ones(2), np.ones(3))
     with pytest.raises(ValueError, match="x contains NaN"):
-        png.kernel("cos", np.array([np.nan, 1.0]), np.ones(2))
-    with pytest.raises(ValueError, match="unknown method"):
-        png.rows("sorf", jax.random.key(0), 1, 4, 4)
+        png_moments.kernel("cos", np.array([np.nan, 1.0]), np.ones(2))
+    with pytest.raises(ValueError, match="law must be one of"):
+        projections.sample("sorf-like", jax.random.key(0), 4, 4, draws=1)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rflib import policies
+from rflib.experiments import policies
 
 # gymnasium v5 observation / action sizes
 TASKS = {"HalfCheetah": (17, 6), "Walker2d": (17, 6), "Hopper": (11, 3)}

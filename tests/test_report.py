@@ -1,13 +1,11 @@
 """REPRODUCTION.md is generated from results/*.json by tools/make_report.py and must not be stale."""
 
-import importlib.util
 import json
 from pathlib import Path
 
+from tools import make_report as report
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("make_report", ROOT / "tools" / "make_report.py")
-report = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(report)
 
 
 def test_reproduction_report_is_in_sync_with_results():

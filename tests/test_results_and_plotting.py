@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rflib import plotting, results  # noqa: E402
+from rflib.notebook import plotting, results  # noqa: E402
 
 
 def test_recorder_writes_claims_to_results_dir(tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ training run on a real MuJoCo task that is deterministic and improves the return
 import numpy as np
 import pytest
 
-from rflib import rl
+from rflib.experiments import rl
 
 
 def test_gae_matches_the_direct_discounted_sum_and_stops_at_episode_ends():

@@ -5,7 +5,6 @@ the runner checks its arguments before running anything, and the book refuses ru
 The notebooks here are tiny fakes (a Recorder, one figure, no JAX work); destinations and staging live in tmp_path.
 """
 
-import importlib.util
 import json
 import os
 import signal
@@ -18,26 +17,18 @@ import nbformat
 import pytest
 
 from rflib._atomic import write_atomically
+from tools import build_book as book
+from tools import run_notebooks as runner
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = (ROOT / "notebooks" / "00_random_features_primer.py").read_text().split("\n\n")[0]  # jupytext header
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-runner = _load("run_notebooks")
-book = _load("build_book")
-
-
 def fake_notebook(path: Path, *cells: str) -> Path:
     """A percent-format notebook that records claim c1 and saves figure fake_fig, then runs ``cells``."""
     start = (
-        "# %%\nimport matplotlib.pyplot as plt\nfrom rflib import plotting\nfrom rflib.results import Recorder\n"
+        "# %%\nimport matplotlib.pyplot as plt\nfrom rflib.notebook import plotting\n"
+        "from rflib.notebook.results import Recorder\n"
         f"rec = Recorder({path.stem!r}, {{'scale': scale, 'seed': seed}})\n"
         "rec.record('c1', 'a fresh claim', ours=1, holds=True)\n"
         "plt.plot([0, 1], [0, 1])\nplotting.savefig('fake_fig', formats=('png',))"
@@ -138,7 +129,7 @@ def test_an_interrupted_run_promotes_nothing(tmp_path, signum):
 
 WRITER = """
 import sys
-from rflib.results import Recorder
+from rflib.notebook.results import Recorder
 
 for i in range(20):
     rec = Recorder("shared", {"writer": sys.argv[1], "i": i})

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rflib import separation as sp
-from rflib import separation_training as st
+from rflib.experiments import separation_training as st
 
 
 def band(p, trials):

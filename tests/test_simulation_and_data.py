@@ -6,7 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from rflib import datasets, moments, projections, simulation
+from rflib import moments, projections
+from rflib.experiments import datasets, simulation
 from rflib.features import hybrid
 
 
@@ -39,7 +40,7 @@ def test_two_dimensional_and_full_dimensional_simulations_agree_in_distribution(
     assert abs(sq_full.mean() - sq_2d.mean()) < 5 * se
     se_mean = math.hypot(est_full.std(), est_2d.std()) / math.sqrt(est_full.size)
     assert abs(est_full.mean() - est_2d.mean()) < 5 * se_mean
-    closed = float(np.exp(moments.log_mse_angular_hybrid(x, y, 4, 3)))
+    closed = float(np.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 3)))
     assert abs(sq_2d.mean() - closed) < 5 * sq_2d.std() / math.sqrt(sq_2d.size)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rflib import attention
-from rflib import transformer as tf
+from rflib.experiments import transformer as tf
 
 BATCH = 64
 CFG = tf.Config(image_side=8, patch=4, d_model=8, heads=2, layers=1, mlp=16, classes=3)

@@ -17,9 +17,9 @@ import re
 import sys
 from pathlib import Path
 
+from rflib.notebook.results import VERDICTS, cell
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from rflib.results import VERDICTS, cell  # noqa: E402
 
 # (title, authors, notebook prefixes): the papers in the order of the README; the book's landing page and table of
 # contents use the same grouping.
@@ -74,7 +74,7 @@ def _counts(claims) -> str:
 
 
 def _text(value) -> str:
-    """A value as one table cell (pipes escaped, newlines folded: :func:`rflib.results.cell`)."""
+    """A value as one table cell (pipes escaped, newlines folded: :func:`rflib.notebook.results.cell`)."""
     return cell(value)
 
 

@@ -35,10 +35,10 @@ import jupytext
 import nbformat
 import papermill
 
+from rflib._atomic import write_atomically
+from rflib.experiments.allocator import ALLOCATOR_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from benchmarks.allocator import ALLOCATOR_ENV  # noqa: E402  (stdlib only; needs ROOT on the path)
-from rflib._atomic import write_atomically  # noqa: E402
 
 SCALES = ("quick", "standard", "paper")
 KINDS = ("executed", "figures", "results")
@@ -145,7 +145,7 @@ def kernel_environment(staged: dict[str, Path]) -> dict[str, str]:
     env["RESULTS_DIR"] = str(staged["results"])
     # Inline figures (rendered headless by Agg) so the executed notebooks and the book show them; "agg" would not.
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    env.update(ALLOCATOR_ENV)  # stable wall-clock timings in the kernels (benchmarks/allocator.py)
+    env.update(ALLOCATOR_ENV)  # stable wall-clock timings in the kernels (rflib/experiments/allocator.py)
     # The notebook chooses its own precision; don't let the test process's float64 flag leak into it.
     env.pop("JAX_ENABLE_X64", None)
     return env

@@ -1,4 +1,6 @@
-"""The common representation of a random feature map: φ(X) = exp(log_scale)[:, None] · body.
+"""The one estimator interface of rflib: feature maps in factored log form, and estimators as pairs of them.
+
+**Features.** A random feature map returns φ(X) = exp(log_scale)[:, None] · body.
 
 Softmax-kernel features carry factors like exp(±‖x‖²/2) and exp(ωᵀx) that overflow long before the estimate
 itself does. Every map in ``rflib.features`` therefore returns its per-row log scale separately from a bounded
@@ -8,14 +10,24 @@ normalisation, and one global scale over all keys cancels too.
 Positive maps (FAVOR+, hyperbolic, every DERF) also return ``log_body = log(body)``, computed before the exponential so
 that it stays exact where ``body`` underflows to 0 (at large norms most of a row does, in float32). Attention then
 stabilises per feature instead of per row, which keeps every output finite whatever the norms.
+
+**Estimators.** Every family of every paper — classic (trig, positive, hyperbolic), complex exponential, hybrid
+(HRF), dense exponential (FAVOR#: GERF, ADERF, SDERF, SADERF) and PNG (KAMA-NNs) — is an :class:`Estimator`: a
+query-side map Ψ₁ and a key-side map Ψ₂ with the randomness frozen, K̂(x, y) = Ψ₁(x)ᵀΨ₂(y). Attention, kernel
+classification and the experiments take any of them. The algebra on factored features that the hybrid construction
+(HRF Lemma 2.3) needs is here too: concatenation with a common log scale, scaling by a signed constant and the
+row-wise Kronecker product.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+
+from rflib import _checks
 
 
 class Features(NamedTuple):
@@ -34,3 +46,63 @@ class Features(NamedTuple):
     def dense(self) -> jax.Array:
         """φ(X): (n, F), the features themselves, so that ``phi(X) @ phi(Y).T`` is the kernel estimate."""
         return jnp.exp(self.log_scale)[:, None] * self.body
+
+
+FeatureMap = Callable[[jax.Array], Features]
+
+
+class Estimator(NamedTuple):
+    """An estimator K̂(x, y) = Ψ₁(x)ᵀΨ₂(y) of a kernel (the softmax kernel, a PNG kernel, a λ-coefficient), with its
+    randomness frozen. Build one with a family's factory (``classic.positive_estimator(W)``,
+    ``dense_exp.estimator(params, W)``, ``png.estimator("relu", W)``, …) from a projection drawn by
+    :func:`rflib.projections.sample`.
+
+    Attributes:
+      query_features: Ψ₁, maps X: (n, d) → Features with F columns (applied to x, the queries).
+      key_features: Ψ₂, maps Y: (k, d) → Features with the same F columns (applied to y, the keys).
+    """
+
+    query_features: FeatureMap
+    key_features: FeatureMap
+
+    def estimate(self, X, Y) -> jax.Array:
+        """Ψ₁(X) Ψ₂(Y)ᵀ: (n, d), (k, d) → (n, k), computed as exp(ls₁ + ls₂) · (body₁ body₂ᵀ)."""
+        X = _checks.points("X", X)
+        return pair_products(self.query_features(X), self.key_features(_checks.points("Y", Y, dim=X.shape[1])))
+
+    def paired(self, X, Y) -> jax.Array:
+        """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,)."""
+        X = _checks.points("X", X)
+        Y = _checks.points("Y", Y, dim=X.shape[1])
+        if Y.shape != X.shape:
+            raise ValueError(f"X and Y are taken in pairs and need the same shape, got {X.shape} and {Y.shape}")
+        fx, fy = self.query_features(X), self.key_features(Y)
+        return jnp.exp(fx.log_scale + fy.log_scale) * jnp.sum(fx.body * fy.body, axis=1)
+
+
+def pair_products(fx: Features, fy: Features) -> jax.Array:
+    """All inner products of two factored feature sets: (n, F), (k, F) → (n, k), scales added in log space."""
+    return jnp.exp(fx.log_scale[:, None] + fy.log_scale[None, :]) * (fx.body @ fy.body.T)
+
+
+def concat(blocks: Sequence[Features]) -> Features:
+    """Column-wise concatenation (the paper's "⋆") of feature blocks of the same rows.
+
+    Each block is rescaled to the row-wise maximum log scale, which cancels exactly: exp(ls) · body is unchanged
+    for every block, and the bodies stay bounded by the largest block's bound.
+    """
+    log_scale = jnp.max(jnp.stack([b.log_scale for b in blocks]), axis=0)
+    bodies = [jnp.exp(b.log_scale - log_scale)[:, None] * b.body for b in blocks]
+    return Features(log_scale, jnp.concatenate(bodies, axis=1))
+
+
+def scale(features: Features, c: float) -> Features:
+    """c · φ for a real constant c ≠ 0 (sign into the body, |c| into the log scale)."""
+    sign = 1.0 if c > 0 else -1.0
+    return Features(features.log_scale + jnp.log(abs(c)), sign * features.body)
+
+
+def kron(a: Features, b: Features) -> Features:
+    """Row-wise Kronecker product a ⊗ b: (n, F), (n, G) → (n, F·G), with (a⊗b)ᵀ(a'⊗b') = (aᵀa')(bᵀb')."""
+    body = (a.body[:, :, None] * b.body[:, None, :]).reshape(a.body.shape[0], -1)
+    return Features(a.log_scale + b.log_scale, body)

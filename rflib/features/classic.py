@@ -11,11 +11,13 @@ The ``*_features`` variants return the factored :class:`~rflib.features.base.Fea
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 
 from rflib import _checks, fastmath
-from rflib.features.base import Features
+from rflib.features.base import Estimator, Features
 
 
 def _checked(W, X):
@@ -104,3 +106,18 @@ def gaussian_kernel_features(features: Features, X) -> Features:
             f"features has {features.log_scale.shape[0]} rows but X has {X.shape[0]}: pass the X they were built from"
         )
     return Features(features.log_scale - 0.5 * jnp.sum(X**2, axis=1), features.body)
+
+
+def trig_estimator(W) -> Estimator:
+    """The trigonometric estimator ŜM^trig_m (HRF eq 2) with projections W: (m, d)."""
+    return Estimator(partial(trig_features, W), partial(trig_features, W))
+
+
+def positive_estimator(W) -> Estimator:
+    """The non-antithetic positive estimator (FAVOR+, Performer Lemma 1; = CE with A = I) with W: (m, d)."""
+    return Estimator(partial(positive_features, W), partial(positive_features, W))
+
+
+def hyperbolic_estimator(W) -> Estimator:
+    """The antithetic positive estimator ŜM^{++}_m (HRF eq 3, "FAVOR+" in the HRF paper) with W: (m, d)."""
+    return Estimator(partial(hyperbolic_features, W), partial(hyperbolic_features, W))

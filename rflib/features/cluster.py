@@ -30,8 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks
-from rflib.features.base import Features
-from rflib.features.estimators import Estimator, concat
+from rflib.features.base import Estimator, Features, concat
 
 
 def _centre_pair(rx, ry):
@@ -139,8 +138,8 @@ def cluster_hybrid_estimator(pair_estimators: Sequence[Sequence[Estimator]], cen
     n_q, n_k = centres_x.shape[0], centres_y.shape[0]
     if len(pair_estimators) != n_q or any(len(row) != n_k for row in pair_estimators):
         raise ValueError(f"pair_estimators must be {n_q} × {n_k} (query clusters × key clusters)")
-    lefts = [[est.left for est in row] for row in pair_estimators]
-    rights = [[est.right for est in row] for row in pair_estimators]
+    lefts = [[est.query_features for est in row] for row in pair_estimators]
+    rights = [[est.key_features for est in row] for row in pair_estimators]
     return Estimator(partial(_cluster_side, lefts, centres_x, 0), partial(_cluster_side, rights, centres_y, 1))
 
 

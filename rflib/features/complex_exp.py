@@ -24,8 +24,7 @@ import numpy as np
 
 from rflib import _checks
 from rflib.features import classic
-from rflib.features.base import Features
-from rflib.features.estimators import Estimator
+from rflib.features.base import Estimator, Features
 
 
 def _square_matrix(name: str, A, d: int) -> jax.Array:
@@ -80,9 +79,9 @@ def _real_ce_side(W, M, sign, X):
 def complex_exponential_estimator(W, A) -> Estimator:
     """Re ŜM^cexp_m with projections W: (m, d) and an invertible A: (d, d) (real or complex), eq 16.
 
-    Real asymmetric maps of 2m columns each: left(x) = [e^R cos I, e^R sin I] of Ψ_A(x), right(y) =
-    [e^R cos I, −e^R sin I] of Ψ_{A^{-T}}(y), so that left(x)ᵀright(y) = Re(Ψ_A(x)ᵀΨ_{A^{-T}}(y)).
-    The variance vanishes iff Ax + A^{-T}y = 0 (eq 17); MSE in :func:`rflib.moments.log_mse_complex_exponential`.
+    Real asymmetric maps of 2m columns each: query(x) = [e^R cos I, e^R sin I] of Ψ_A(x), key(y) =
+    [e^R cos I, −e^R sin I] of Ψ_{A^{-T}}(y), so that query(x)ᵀkey(y) = Re(Ψ_A(x)ᵀΨ_{A^{-T}}(y)). The variance
+    vanishes iff Ax + A^{-T}y = 0 (eq 17); the MSE is :func:`rflib.moments.complex_exp.log_mse_complex_exponential`.
     """
     W = jnp.asarray(W)
     if W.ndim != 2:

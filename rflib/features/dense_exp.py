@@ -23,6 +23,7 @@ nothing overflows even in float32. All functions are pure JAX and work under ``j
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -30,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks, fastmath
-from rflib.features.base import Features
+from rflib.features.base import Estimator, Features
 
 METHODS = ("positive", "gerf", "saderf", "aderf", "sderf")
 """The DERF families that :func:`fit` knows, from the simplest to the richest."""
@@ -290,7 +291,7 @@ def _fit_saderf(st: SetStatistics, eps) -> DERF:
     return _isotropic(a, root * jnp.diag(psi), root * jnp.diag(1.0 / psi), d)
 
 
-def _aderf_transforms(st: SetStatistics, eps):
+def aderf_transforms(st: SetStatistics, eps):
     """T₁, T₂ = T₁^{−T} and Σ of Theorem 4.2: B⁽ᵏ⁾ = √(1 − 4A)·Tₖ."""
     # One batched eigh, not two independent ones: XLA:CPU can run two independent LAPACK custom calls concurrently,
     # and inside jitted gradient steps that deadlocked (every runtime thread idle; jax 0.10.2, 2 cores).
@@ -307,7 +308,7 @@ def _aderf_transforms(st: SetStatistics, eps):
 
 def _fit_aderf(st: SetStatistics, eps) -> DERF:
     d = st.mean_x.shape[0]
-    T1, T2, _ = _aderf_transforms(st, eps)
+    T1, T2, _ = aderf_transforms(st, eps)
     # GERF's A*(S/d) on (T₁X, T₂Y): S = tr(T₁M⁽¹⁾T₁ᵀ) + tr(T₂M⁽²⁾T₂ᵀ) + 2dμ⁽³⁾, which is Theorem 4.2's
     # φ = 2d⁻¹ tr Σ + 2μ⁽³⁾ when ε = 0 (and the exact optimum for the regularised T's otherwise).
     S = jnp.sum((T1 @ st.second_x) * T1) + jnp.sum((T2 @ st.second_y) * T2) + 2.0 * st.cross
@@ -362,7 +363,7 @@ def fit(method: str, X, Y, *, eps: float = DEFAULT_EPS) -> DERF:
     eps = _checks.real_number("eps", eps, low=0.0)
     if method == "aderf":
         for name, arr in (("X", X), ("Y", Y)):
-            if _checks._is_concrete(arr) and not bool(jnp.any(arr != 0)):
+            if _checks.is_concrete(arr) and not bool(jnp.any(arr != 0)):
                 raise ValueError(f"ADERF needs nonzero {name}: its optimum is not attained when a set is all zeros")
     _checks.one_of("method", method, METHODS)
     return _fit_jit(method, _set_statistics(X, Y), eps=eps)
@@ -373,23 +374,28 @@ def fit(method: str, X, Y, *, eps: float = DEFAULT_EPS) -> DERF:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _derf_logits(params: DERF, W, X, side: int):
-    """(row_log_scale (n,), logits (n, M)): log f⁽ᵏ⁾(ω_m, x_n) = row_log_scale_n + logits_nm."""
+def logits(params: DERF, W, X, side: int) -> tuple[jax.Array, jax.Array]:
+    """The log features split as log f⁽ᵏ⁾(ω_m, x_n) = row_log_scale_n + logits_nm (side k = 1 queries, 2 keys).
+
+    No validation (call it on checked inputs, e.g. inside a jitted function). W: (M, d), X: (n, d) →
+    (row_log_scale (n,), logits (n, M)); the 1/√M normalisation is not included.
+    """
     B = params.B1 if side == 1 else params.B2
     C = params.C1 if side == 1 else params.C2
-    logits = X @ (W @ B).T + jnp.einsum("md,de,me->m", W, params.A, W)[None, :]
-    return params.log_D + jnp.einsum("nd,de,ne->n", X, C, X), logits
+    logit = X @ (W @ B).T + jnp.einsum("md,de,me->m", W, params.A, W)[None, :]
+    return params.log_D + jnp.einsum("nd,de,ne->n", X, C, X), logit
 
 
-def _derf_features(params: DERF, W, X, side: int) -> Features:
-    row_log_scale, logits = _derf_logits(params, W, X, side)
-    row_max = jnp.max(logits, axis=1)
+def side_features(params: DERF, W, X, side: int) -> Features:
+    """Unvalidated :func:`query_features` (side 1) or :func:`key_features` (side 2), for use inside jitted code."""
+    row_log_scale, logit = logits(params, W, X, side)
+    row_max = jnp.max(logit, axis=1)
     log_scale = row_log_scale + row_max - 0.5 * jnp.log(W.shape[0])
-    log_body = logits - row_max[:, None]
+    log_body = logit - row_max[:, None]
     return Features(log_scale, jnp.exp(log_body), log_body)
 
 
-_derf_features_jit = jax.jit(_derf_features, static_argnums=3)
+_side_features_jit = jax.jit(side_features, static_argnums=3)
 
 
 def _check_features_input(params: DERF, W, X, name: str = "X"):
@@ -408,13 +414,13 @@ def query_features(params: DERF, W, X) -> Features:
     bias when the rows of W are marginally N(0, I_d) (iid or sign-fixed orthogonal with χ norms).
     """
     W, X = _check_features_input(params, W, X)
-    return _derf_features_jit(params, W, X, 1)
+    return _side_features_jit(params, W, X, 1)
 
 
 def key_features(params: DERF, W, Y) -> Features:
     """Key-side features f⁽²⁾ (uses B⁽²⁾, C⁽²⁾); shapes as :func:`query_features`."""
     W, Y = _check_features_input(params, W, Y, "Y")
-    return _derf_features_jit(params, W, Y, 2)
+    return _side_features_jit(params, W, Y, 2)
 
 
 def trig_phase_features(W, theta, X, *, printed: bool = False) -> Features:
@@ -433,3 +439,14 @@ def trig_phase_features(W, theta, X, *, printed: bool = False) -> Features:
     sign = -1.0 if printed else 1.0
     body = jnp.sqrt(2.0) * fastmath.cos(sign * (X @ W.T) + theta[None, :])
     return Features(0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0]), body)
+
+
+def estimator(params: DERF, W) -> Estimator:
+    """The DERF estimator of exp(xᵀy) (eqs 2–3): queries through f⁽¹⁾, keys through f⁽²⁾.  W: (M, d).
+
+    Unbiased for any fixed θ when the rows of W are marginally N(0, I_d); ``estimator(fit(method, X, Y), W)`` is
+    FAVOR#'s data-adapted estimator (θ fitted on the sets it will be used on).
+    """
+    if not isinstance(params, DERF):
+        raise ValueError(f"params must be a DERF (from dense_exp.fit or dense_exp.derf), got {type(params).__name__}")
+    return Estimator(partial(query_features, params, W), partial(key_features, params, W))

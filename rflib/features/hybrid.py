@@ -31,8 +31,8 @@ import jax.numpy as jnp
 
 from rflib import _checks, fastmath
 from rflib.features import classic
-from rflib.features.base import Features
-from rflib.features.estimators import Estimator, concat, hyperbolic_estimator, kron, scale, trig_estimator
+from rflib.features.base import Estimator, Features, concat, kron, scale
+from rflib.features.classic import hyperbolic_estimator, trig_estimator
 
 
 class LambdaEstimator(NamedTuple):
@@ -153,7 +153,7 @@ def hybrid_estimator(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimat
     """The HRF estimator of eq 8 as real feature maps Ψ₁, Ψ₂ (Lemma 2.3, eq 11; module docstring).
 
     Args:
-      bases: p + 1 base estimators ŜM¹ … ŜM^{p+1} (e.g. :func:`~rflib.features.estimators.hyperbolic_estimator`).
+      bases: p + 1 base estimators ŜM¹ … ŜM^{p+1} (e.g. :func:`~rflib.features.base.hyperbolic_estimator`).
       lambdas: p λ-coefficient estimators, drawn independently of the bases.
 
     ``hybrid_estimator(...).estimate(X, Y)`` equals :func:`hybrid_direct` to round-off.
@@ -161,10 +161,18 @@ def hybrid_estimator(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimat
     _check_mixture(bases, lambdas)
     offsets = tuple(float(lam.offset) for lam in lambdas)
     left = partial(
-        _hybrid_side, tuple(b.left for b in bases), tuple(lam.features.left for lam in lambdas), offsets, False
+        _hybrid_side,
+        tuple(b.query_features for b in bases),
+        tuple(lam.features.query_features for lam in lambdas),
+        offsets,
+        False,
     )
     right = partial(
-        _hybrid_side, tuple(b.right for b in bases), tuple(lam.features.right for lam in lambdas), offsets, True
+        _hybrid_side,
+        tuple(b.key_features for b in bases),
+        tuple(lam.features.key_features for lam in lambdas),
+        offsets,
+        True,
     )
     return Estimator(left, right)
 

@@ -81,10 +81,10 @@ def derf_accuracies(params_query: DERF, params_train: DERF, Ws, X_train, onehot,
 @jax.jit
 def _derf_accuracies(params_query, params_train, Ws, X_train, onehot, X_query, labels):
     def one(W):
-        train = dense_exp._derf_features(params_train, W, X_train, 2)
+        train = dense_exp.side_features(params_train, W, X_train, 2)
         log_scale = train.log_scale - 0.5 * jnp.sum(X_train**2, axis=1)  # Gaussian kernel: e^{−‖u‖²/2}
         class_sums = (jnp.exp(log_scale - jnp.max(log_scale))[:, None] * train.body).T @ onehot
-        query = dense_exp._derf_features(params_query, W, X_query, 1).body  # per-row scale cannot change argmax
+        query = dense_exp.side_features(params_query, W, X_query, 1).body  # per-row scale cannot change argmax
         return jnp.mean(jnp.argmax(query @ class_sums, axis=1) == labels)
 
     return jax.vmap(one)(Ws)

@@ -1,4 +1,4 @@
-"""glibc allocator settings for stable timings (standard library only, so the notebook runner can import it).
+"""glibc allocator settings for stable timings (standard library only: the notebook runner imports it cheaply).
 
 glibc hands freed blocks above its mmap threshold back to the OS, so a jitted call that returns a fresh 8 MB buffer
 page-faults it in again on every call: the same feature map then takes 2 ms or 9 ms from call to call (measured on

@@ -9,6 +9,7 @@ hold for structured (orthogonal, Hadamard, QMC) projections: use the full-dimens
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
 
 import jax
@@ -16,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks
+from rflib.features import png
 
 Sampler = Callable[[jax.Array, int, int], jax.Array]
 
@@ -56,7 +58,7 @@ def paired_estimates(
     Args:
       key: JAX key; the same key gives the same estimates (independently of ``chunk``).
       X, Y: (p, d) the p pairs.
-      make_estimator: called as ``make_estimator(**matrices)`` → an :class:`~rflib.features.estimators.Estimator`
+      make_estimator: called as ``make_estimator(**matrices)`` → an :class:`~rflib.features.base.Estimator`
         (e.g. ``hybrid.angular_hybrid_estimator`` with matrices named W_pos, W_trig, T). Must be traceable by
         ``jax.vmap``. Pass the same object on every call to reuse the compiled simulator.
       shapes: name → (rows, d) of each random matrix.
@@ -111,3 +113,30 @@ def _batched_estimates(make_estimator, drawn, given):
         return make_estimator(**mats).paired(X, Y)
 
     return jax.jit(jax.vmap(one, in_axes=(0, None, None) + (0,) * len(given)))
+
+
+# --- Monte Carlo summaries (KAMA-NNs Figs 1–2) ------------------------------------------------------------
+
+
+def error_summary(estimates, K) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Monte Carlo summary over independent draws (axis 0): (MSE, its standard error std(err²)/√R, mean error,
+    its standard error).  estimates: (R, …); K: the exact value(s), broadcastable to (…)."""
+    err = np.asarray(estimates) - np.asarray(K)
+    root = math.sqrt(err.shape[0])
+    return (err**2).mean(0), (err**2).std(0) / root, err.mean(0), err.std(0) / root
+
+
+def relative_frobenius_error(K_hat, K) -> np.ndarray:
+    """‖K̂ − K‖_F / ‖K‖_F (the paper's printed denominator ‖K(X̂)‖_F is a typo).  K_hat: (…, N, N)."""
+    K = np.asarray(K)
+    return np.linalg.norm(np.asarray(K_hat) - K, axis=(-2, -1)) / np.linalg.norm(K)
+
+
+def gram_errors(name: str, W, X, K) -> np.ndarray:
+    """‖K̂(X) − K‖_F / ‖K‖_F for every matrix in W: (draws, m, d), one draw at a time (no (draws, N, N) array).
+
+    X: (N, d); K: (N, N) the exact kernel matrix.  Returns (draws,).
+    """
+    X, K = jnp.asarray(X), jnp.asarray(K)
+    norm = jnp.linalg.norm(K)
+    return np.asarray(jax.lax.map(lambda w: jnp.linalg.norm(png.gram_estimate(name, w, X) - K) / norm, jnp.asarray(W)))

@@ -1,14 +1,4 @@
-"""Pointwise nonlinear Gaussian (PNG) kernels and their random-feature estimators (KAMA-NNs Definition 2, §4).
-
-K_f(x, y) = E_{g ~ N(0, I_d)}[f(gᵀx) f(gᵀy)]  (eq 1).  Every estimator here is
-K̂ = (1/m) Σ_i f(w_iᵀx) f(w_iᵀy)  (eq 2) with rows w_i from one of four laws (:func:`rows`):
-
-- ``"urn"``  iid N(0, I_d) rows (unstructured random network);
-- ``"orn"``  sign-fixed Haar orthogonal blocks of d rows with independent χ_d lengths (exactly unbiased);
-- ``"kama"`` blocks P = G₁⋯G_k of k random Givens rotations (the paper's law, :func:`rflib.kama.random_product`),
-  rows of P with independent χ_d lengths (biased for finite k: the rows are not exactly Haar);
-- ``"horn"`` blocks (H D₃)(H D₂)(H D₁) of size D = 2^⌈log₂ d⌉ (inputs zero-padded), the first d rows of each,
-  unit rows rescaled by χ_D lengths.
+"""Exact PNG kernels and the moments behind the orthogonal gain (KAMA-NNs Definition 2, Theorem 1).
 
 Only the 2-D Gaussian (gᵀx, gᵀy) matters, so the exact oracle (:func:`expectation`) is a 2-D integral in polar
 coordinates: Gauss–Legendre in the angle, split where gᵀx or gᵀy changes sign (so sgn, step and ReLU are integrated
@@ -23,31 +13,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.special as jsp
 import numpy as np
 from numpy.polynomial import laguerre, legendre
 
-from rflib import _checks, kama, projections
-
-ACTIVATIONS: dict[str, Callable] = {
-    "sgn": jnp.sign,
-    "heaviside": lambda u: (u > 0).astype(jnp.result_type(u, float)),
-    "relu": jax.nn.relu,
-    "identity": lambda u: u,
-    "square": lambda u: u**2,
-    "he2": lambda u: u**2 - 1,
-    "cos": jnp.cos,
-    "sin": jnp.sin,
-    "erf": jsp.erf,
-    "exp": jnp.exp,
-    "tanh": jnp.tanh,
-}
-METHODS = ("urn", "orn", "kama", "horn")
-
-
-def activation(name: str) -> Callable:
-    """The activation f called ``name`` (one of :data:`ACTIVATIONS`), vectorised over arrays."""
-    return ACTIVATIONS[_checks.one_of("name", name, sorted(ACTIVATIONS))]
+from rflib import _checks
+from rflib.features.png import activation
 
 
 def _vectors(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +57,7 @@ def kernel(name: str, x, y) -> float:
         "exp": lambda: math.exp(np.sum((x + y) ** 2) / 2),
     }
     if name not in closed:
-        raise ValueError(f"name {name!r} has no closed form; use png.kernel_by_quadrature")
+        raise ValueError(f"name {name!r} has no closed form; use png_moments.kernel_by_quadrature")
     return float(closed[name]())
 
 
@@ -183,83 +153,6 @@ def gain_law(name: str, x, y, **rule) -> GainLaw:
     return GainLaw(kernel=K, variance=float(out[1] - K**2), h_norm_sq=float(np.sum(out[2:] ** 2)))
 
 
-# --- estimators ---------------------------------------------------------------------------------------------------
-
-
-def rows(method: str, key, draws: int, m: int, d: int, *, k: int | None = None, dtype=None) -> jax.Array:
-    """``draws`` independent (m, d) projection matrices of one law (see the module docstring).  Returns (draws, m, d).
-
-    Blocks of d rows are independent; m need not be a multiple of d (the last block is truncated). ``k`` is the
-    number of Givens rotations per KAMA block (default ⌈5 d ln d⌉, the paper's experiments).
-    """
-    draws = _checks.positive_int("draws", draws)
-    m = _checks.positive_int("m", m)
-    d = _checks.positive_int("d", d)
-    dtype = jnp.dtype(dtype or jnp.result_type(float))
-    if method == "urn":
-        return jax.random.normal(key, (draws, m, d), dtype=dtype)
-    if method == "orn":
-        return projections.orthogonal_batch(key, draws, m, d, dtype=dtype)
-    n_blocks = math.ceil(m / d)
-    k_dirs, k_norms = jax.random.split(key)
-    if method == "kama":
-        k = kama.rotations_for(d) if k is None else _checks.positive_int("k", k)
-        blocks = kama.random_matrices(k_dirs, draws * n_blocks, k, d, dtype)
-        width = d
-    elif method == "horn":
-        width = 1 << (d - 1).bit_length()
-        blocks = _hadamard_blocks(k_dirs, draws * n_blocks, width, dtype)[:, :d, :d]
-    else:
-        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}")
-    directions = blocks.reshape(draws, n_blocks * d, d)[:, :m]
-    lengths = jnp.linalg.norm(jax.random.normal(k_norms, (draws, m, width), dtype=dtype), axis=-1)
-    return directions * lengths[..., None]
-
-
-def _hadamard_blocks(key, n: int, D: int, dtype) -> jax.Array:
-    """n independent (H D₃)(H D₂)(H D₁) blocks with orthonormal H: unit-length orthogonal rows.  Returns (n, D, D)."""
-    W = projections.structured_orthogonal(key, n * D, D, dtype=dtype)
-    return W.reshape(n, D, D) / math.sqrt(D)
-
-
-def estimates(name: str, W, x, y) -> jax.Array:
-    """K̂ = (1/m) Σ_i f(w_iᵀx) f(w_iᵀy) (eq 2) for every matrix in W: (…, m, d).  Returns (…,)."""
-    f = activation(name)
-    x = _checks.finite_array("x", x, 1)
-    y = _checks.finite_array("y", y, 1)
-    W = _checks.vectors("W", W, dim=x.shape[0])
-    if W.ndim < 2 or y.shape != x.shape:
-        raise ValueError(f"need W: (…, m, d) and x, y: (d,) with one d, got {W.shape}, {x.shape}, {y.shape}")
-    return jnp.mean(f(W @ x) * f(W @ y), axis=-1)
-
-
-def error_summary(estimates, K) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Monte Carlo summary over independent draws (axis 0): (MSE, its standard error std(err²)/√R, mean error,
-    its standard error).  estimates: (R, …); K: the exact value(s), broadcastable to (…)."""
-    err = np.asarray(estimates) - np.asarray(K)
-    root = math.sqrt(err.shape[0])
-    return (err**2).mean(0), (err**2).std(0) / root, err.mean(0), err.std(0) / root
-
-
-def pair_estimates(name: str, W, X, Y) -> jax.Array:
-    """K̂ for many pairs (x_p, y_p) and many matrices at once.  W: (draws, m, d), X, Y: (P, d) → (draws, P)."""
-    f = activation(name)
-    W = _checks.finite_array("W", W, 3)
-    X = _checks.points("X", X, dim=W.shape[-1])
-    Y = _checks.points("Y", Y, dim=W.shape[-1])
-    if X.shape != Y.shape:
-        raise ValueError(f"need W: (draws, m, d) and X, Y: (P, d) with one d, got {W.shape}, {X.shape}, {Y.shape}")
-    return jnp.mean(f(W @ X.T) * f(W @ Y.T), axis=-2)
-
-
-def gram_estimate(name: str, W, X) -> jax.Array:
-    """K̂(X) = Φ Φᵀ / m with Φ[n, i] = f(w_iᵀ x_n): the estimated kernel matrix.  W: (m, d), X: (N, d) → (N, N)."""
-    f = activation(name)
-    X = _checks.points("X", X)
-    phi = f(X @ _checks.projection_matrix("W", W, X.shape[1]).T)
-    return phi @ phi.T / phi.shape[1]
-
-
 def gram(name: str, X) -> np.ndarray:
     """Exact K_f(X) for the angular (sgn) kernel, the one Fig 2 uses.  X: (N, d) → (N, N)."""
     if name != "sgn":
@@ -274,22 +167,6 @@ def gram(name: str, X) -> np.ndarray:
     diff = np.linalg.norm(U[:, None] - U[None], axis=-1)
     summ = np.linalg.norm(U[:, None] + U[None], axis=-1)
     return 1 - 4 * np.arctan2(diff, summ) / np.pi
-
-
-def relative_frobenius_error(K_hat, K) -> np.ndarray:
-    """‖K̂ − K‖_F / ‖K‖_F (the paper's printed denominator ‖K(X̂)‖_F is a typo).  K_hat: (…, N, N)."""
-    K = np.asarray(K)
-    return np.linalg.norm(np.asarray(K_hat) - K, axis=(-2, -1)) / np.linalg.norm(K)
-
-
-def gram_errors(name: str, W, X, K) -> np.ndarray:
-    """‖K̂(X) − K‖_F / ‖K‖_F for every matrix in W: (draws, m, d), one draw at a time (no (draws, N, N) array).
-
-    X: (N, d); K: (N, N) the exact kernel matrix.  Returns (draws,).
-    """
-    X, K = jnp.asarray(X), jnp.asarray(K)
-    norm = jnp.linalg.norm(K)
-    return np.asarray(jax.lax.map(lambda w: jnp.linalg.norm(gram_estimate(name, w, X) - K) / norm, jnp.asarray(W)))
 
 
 def orthogonal_pair_covariance(name: str, key, x, y, n_pairs: int) -> tuple[float, float]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rflib import moments, quadrature
-from rflib.features import complex_exp, estimators
+from rflib.features import classic, complex_exp
 
 RNG = np.random.default_rng(11)
 X2 = np.array([0.5, -0.3])
@@ -49,10 +49,12 @@ def test_ce_estimator_is_unbiased_and_matches_both_closed_form_mses(case):
     for m in (1, 5):
         complex_mse = quadrature.expectation(np.abs(e - sm) ** 2, weights) / m
         real_mse = quadrature.expectation((e.real - sm) ** 2, weights) / m
-        assert float(jnp.exp(moments.log_mse_complex_exponential(X2, Y2, A, m, part="complex"))) == pytest.approx(
-            complex_mse, rel=1e-9
+        assert float(
+            jnp.exp(moments.complex_exp.log_mse_complex_exponential(X2, Y2, A, m, part="complex"))
+        ) == pytest.approx(complex_mse, rel=1e-9)
+        assert float(jnp.exp(moments.complex_exp.log_mse_complex_exponential(X2, Y2, A, m))) == pytest.approx(
+            real_mse, rel=1e-9
         )
-        assert float(jnp.exp(moments.log_mse_complex_exponential(X2, Y2, A, m))) == pytest.approx(real_mse, rel=1e-9)
 
 
 @pytest.mark.parametrize("case", A_CASES)
@@ -73,16 +75,16 @@ def test_a_equals_i_identity_is_trig_and_a_equals_identity_is_positive(key):
     W = jax.random.normal(k1, (16, 4))
     X, Y = 0.6 * jax.random.normal(k2, (5, 4)), 0.6 * jax.random.normal(k3, (6, 4))
     ce_trig = complex_exp.complex_exponential_estimator(W, 1j * np.eye(4)).estimate(X, Y)
-    np.testing.assert_allclose(ce_trig, estimators.trig_estimator(W).estimate(X, Y), rtol=1e-12)
+    np.testing.assert_allclose(ce_trig, classic.trig_estimator(W).estimate(X, Y), rtol=1e-12)
     ce_pos = complex_exp.complex_exponential_estimator(W, np.eye(4)).estimate(X, Y)
-    np.testing.assert_allclose(ce_pos, estimators.positive_estimator(W).estimate(X, Y), rtol=1e-12)
+    np.testing.assert_allclose(ce_pos, classic.positive_estimator(W).estimate(X, Y), rtol=1e-12)
     # and the closed forms agree: A = iI gives Lemma 2.2's trig MSE, A = I the positive one
     x, y = np.asarray(X[0]), np.asarray(Y[0])
-    assert float(moments.log_mse_complex_exponential(x, y, 1j * np.eye(4), 3)) == pytest.approx(
-        float(moments.log_mse_trig(x, y, 3)), rel=1e-12
+    assert float(moments.complex_exp.log_mse_complex_exponential(x, y, 1j * np.eye(4), 3)) == pytest.approx(
+        float(moments.classic.log_mse_trig(x, y, 3)), rel=1e-12
     )
-    assert float(moments.log_mse_complex_exponential(x, y, np.eye(4), 3)) == pytest.approx(
-        float(moments.log_mse_positive(x, y, 3)), rel=1e-12
+    assert float(moments.complex_exp.log_mse_complex_exponential(x, y, np.eye(4), 3)) == pytest.approx(
+        float(moments.classic.log_mse_positive(x, y, 3)), rel=1e-12
     )
 
 
@@ -94,7 +96,7 @@ def test_zero_variance_exactly_when_a_x_plus_a_inverse_transpose_y_vanishes(key)
     W = jax.random.normal(key, (50, 2))
     est = complex_exp.complex_exponential_estimator(W, A_real).estimate(x[None], y[None])
     assert float(est[0, 0]) == pytest.approx(np.exp(x @ y), rel=1e-12)
-    assert moments.log_mse_complex_exponential(x, y, A_real, 4) < np.log(1e-25)  # zero up to round-off in w
+    assert moments.complex_exp.log_mse_complex_exponential(x, y, A_real, 4) < np.log(1e-25)  # zero up to round-off in w
 
 
 def test_diagonal_ce_is_positive_features_of_rescaled_inputs(key):
@@ -109,7 +111,7 @@ def test_diagonal_ce_is_positive_features_of_rescaled_inputs(key):
 
 def test_ce_mse_log_form_is_finite_where_the_mse_overflows():
     x = np.full(3, 9.0)
-    value = moments.log_mse_complex_exponential(x, x, np.diag([1.0, 2.0, 0.5]), 4)
+    value = moments.complex_exp.log_mse_complex_exponential(x, x, np.diag([1.0, 2.0, 0.5]), 4)
     assert np.isfinite(value) and value > 700
 
 
@@ -122,4 +124,4 @@ def test_ce_rejects_singular_or_misshaped_matrices(key):
     with pytest.raises(ValueError, match="positive"):
         complex_exp.diagonal_ce_estimator(W, np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="part"):
-        moments.log_mse_complex_exponential(X2, Y2, np.eye(2), 1, part="imaginary")
+        moments.complex_exp.log_mse_complex_exponential(X2, Y2, np.eye(2), 1, part="imaginary")

@@ -20,8 +20,9 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from rflib import _checks
+from rflib import _checks, quadrature
 from rflib.features import dense_exp
 from rflib.features.dense_exp import DERF, SetStatistics, a_star, ell
 
@@ -72,7 +73,7 @@ def _delta_weights(params: DERF):
 
 
 def _check_valid_A(params: DERF):
-    if _checks._is_concrete(params.A):
+    if _checks.is_concrete(params.A):
         with jax.ensure_compile_time_eval():
             top = float(jnp.max(jnp.linalg.eigvalsh(0.5 * (params.A + params.A.T))))
         if not top < 0.125:
@@ -163,7 +164,7 @@ def aderf_optimal_value(stats: SetStatistics, *, printed: bool = False) -> jax.A
     whenever μ⁽³⁾ or tr Σ is nonzero. Σ are the singular values of M⁽¹⁾^{1/2}M⁽²⁾^{1/2} (no ridge here).
     """
     d = stats.mean_x.shape[0]
-    # one batched eigh: see rflib.features.dense_exp._aderf_transforms
+    # one batched eigh: see rflib.features.dense_exp.aderf_transforms
     (lam1, lam2), (Q1, Q2) = jnp.linalg.eigh(jnp.stack([stats.second_x, stats.second_y]))
     lam1, lam2 = jnp.maximum(lam1, 0.0), jnp.maximum(lam2, 0.0)
     tr_sigma = jnp.sum(jnp.linalg.svd((jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2), compute_uv=False))
@@ -196,3 +197,41 @@ def method_log_relative_variance(method: str, X, Y, *, eps: float | None = None)
         return trig_log_relative_variance(X, Y)
     params = dense_exp.fit(method, X, Y, eps=dense_exp.DEFAULT_EPS if eps is None else eps)
     return log_relative_variance(params, X, Y)
+
+
+# --- exact single-feature moments by Gauss–Hermite quadrature (the oracle for the closed forms above) ----------
+
+
+def derf_moments(params, x, y, *, n_points: int = 60) -> tuple[float, float]:
+    """E[f⁽¹⁾(ω, x) f⁽²⁾(ω, y)] and E[(f⁽¹⁾f⁽²⁾)²] of one dense-exponential feature (FAVOR# Theorem 4.1, eq 15).
+
+    ``params``: a :class:`rflib.features.dense_exp.DERF` in dimension d; x, y: (d,). A general DERF depends on all
+    of ω, so the rule is the full tensor Gauss–Hermite rule over ℝ^d (n_points**d nodes: small d only), fed through
+    ``dense_exp.query_features`` / ``key_features`` as their projection matrix.
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    W, weights = quadrature.standard_normal_rule(params.dim, n_points)
+    # the maps normalise by M^{-1/2}; undo it to get single-feature values
+    f1 = np.asarray(dense_exp.query_features(params, W, x[None]).dense())[0] * np.sqrt(len(W))
+    f2 = np.asarray(dense_exp.key_features(params, W, y[None]).dense())[0] * np.sqrt(len(W))
+    return float(weights @ (f1 * f2)), float(weights @ (f1 * f2) ** 2)
+
+
+def trig_phase_moments(x, y, *, printed: bool = False, n_theta: int = 16, n_points: int = 60) -> tuple[float, float]:
+    """E[f(ω̃, θ, x) f(ω̃, θ, y)] and its second moment for FAVOR#'s TrigRF with a random phase (eqs 5–7).
+
+    θ ~ Unif[0, 2π] by the n_theta-point trapezoid rule (exact for trigonometric polynomials of degree < n_theta;
+    the integrand has degree ≤ 4), ω̃ ~ N(0, I_d) by Gauss–Hermite over span{x, y}. ``printed=True`` uses eq 7 as
+    printed for the key (see ``dense_exp.trig_phase_features``). x, y: (d,).
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n_theta = _checks.positive_int("n_theta", n_theta)
+    W, weights = quadrature.projection_rule(np.stack([x, y]), n_points)
+    mean = second = 0.0
+    for theta in 2 * np.pi * np.arange(n_theta) / n_theta:
+        phases = np.full(len(W), theta)
+        fx = np.asarray(dense_exp.trig_phase_features(W, phases, x[None]).dense())[0] * np.sqrt(len(W))
+        fy = np.asarray(dense_exp.trig_phase_features(W, phases, y[None], printed=printed).dense())[0] * np.sqrt(len(W))
+        mean += weights @ (fx * fy) / n_theta
+        second += weights @ (fx * fy) ** 2 / n_theta
+    return float(mean), float(second)

@@ -1,5 +1,5 @@
-"""PPO (clipped surrogate, Schulman et al. 2017) for the dense / KAMA / Toeplitz policies of :mod:`rflib.policies`,
-on gymnasium MuJoCo tasks (KAMA-NNs §6.2.1).
+"""PPO (clipped surrogate, Schulman et al. 2017) for the dense / KAMA / Toeplitz policies of
+:mod:`rflib.experiments.policies`, on gymnasium MuJoCo tasks (KAMA-NNs §6.2.1).
 
 Hyperparameters default to OpenAI baselines' ``ppo1/run_mujoco.py`` (the paper's implementation): 2 048 steps per
 iteration, clip 0.2, entropy coefficient 0, 10 epochs, Adam 3·10⁻⁴ with a linear schedule (learning rate and clip
@@ -22,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from rflib import _checks, policies
+from rflib import _checks
+from rflib.experiments import policies
 
 
 @dataclass(frozen=True)

@@ -120,8 +120,8 @@ def _attend(q, k, v, kind, W):
     """q, k, v: (B, H, L, d_h) → (B, H, L, d_h), with the usual 1/√d_h temperature split as d_h^{-1/4} on q and k."""
     scale = q.shape[-1] ** -0.25
     if kind == "softmax":
-        return attention._softmax_attention(q * scale, k * scale, v, False)
-    return attention._favor_sharp(q * scale, k * scale, v, W, kind, False, 64, dense_exp.DEFAULT_EPS)
+        return attention.softmax_attention(q * scale, k * scale, v)
+    return attention.favor_sharp_attention(q * scale, k * scale, v, W, method=kind)
 
 
 def _forward(params, images, cfg: Config, kind: str, Ws, capture: bool = False):

@@ -36,6 +36,16 @@ class Structure(NamedTuple):
     planes: tuple[tuple[np.ndarray, np.ndarray], ...] | None  # per layer (first, second) for KAMA
 
 
+def toeplitz_matrix(t, d_out: int, d_in: int) -> jax.Array:
+    """The d_out × d_in Toeplitz matrix W[i, j] = t[i − j + d_in − 1].  t: (d_out + d_in − 1,)."""
+    d_out, d_in = _checks.positive_int("d_out", d_out), _checks.positive_int("d_in", d_in)
+    t = _checks.finite_array("t", t, 1)
+    if t.shape != (d_out + d_in - 1,):
+        raise ValueError(f"a {d_out}×{d_in} Toeplitz matrix needs {d_out + d_in - 1} parameters, got {t.shape}")
+    idx = np.arange(d_out)[:, None] - np.arange(d_in)[None, :] + d_in - 1
+    return t[idx]
+
+
 def _layer_shapes(sizes) -> list[tuple[int, int]]:
     return [(d_out, d_in) for d_in, d_out in zip(sizes[:-1], sizes[1:], strict=True)]
 
@@ -90,7 +100,7 @@ def weight_matrices(params, structure: Structure) -> list[jax.Array]:
         if structure.architecture == "dense":
             out.append(layer["w"])
         elif structure.architecture == "toeplitz":
-            out.append(kama.toeplitz_matrix(layer["t"], d_out, d_in))
+            out.append(toeplitz_matrix(layer["t"], d_out, d_in))
         else:
             first, second = structure.planes[i]
             product = kama.GivensProduct(

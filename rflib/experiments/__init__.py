@@ -1,0 +1,38 @@
+"""Harnesses that train or simulate; they may use every other part of rflib and nothing else uses them.
+
+- ``datasets``: loaders of the offline datasets (origin and licence in ``data/README.md``) and data generators.
+- ``simulation``: Monte Carlo of estimators over many draws of the random matrices, and its summaries.
+- ``kernel_classification``: FAVOR# kernel classification with fitted DERFs (FAVOR# §5.1).
+- ``lm``: the Penn Treebank LSTM language model behind HRF §4.2.
+- ``transformer``: the small ViT with softmax or FAVOR# attention (FAVOR# §5.3).
+- ``policies``, ``rl``: dense, Toeplitz and KAMA policies and the PPO loop (KAMA-NNs §6).
+- ``separation_training``: training studies of softmax vs linear attention (Deng et al. §5).
+- ``timing``: wall-clock measurement used by the performance notebook and the benchmarks.
+- ``allocator``: glibc allocator settings for stable timings (standard library only).
+
+Submodules are imported on first use, so that ``import rflib`` stays light (several need optax or gymnasium).
+"""
+
+import importlib
+
+_MODULES = (
+    "allocator",
+    "datasets",
+    "kernel_classification",
+    "lm",
+    "policies",
+    "rl",
+    "separation_training",
+    "simulation",
+    "timing",
+    "transformer",
+)
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = list(_MODULES)
