@@ -1,3 +1,4 @@
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -105,3 +106,31 @@ def test_orthogonal_batch_has_the_law_of_orthogonal(key):
     # marginally N(0, I): the first coordinate of every row has variance 1 and no sign bias
     first = W[:, :, 0].ravel()
     assert abs(first.mean()) < 5 / np.sqrt(first.size) and abs(first.var() - 1) < 0.05
+
+
+@pytest.mark.parametrize("law", projections.LAWS)
+def test_sample_draws_every_law_key_first_with_the_documented_shapes(law):
+    key = jax.random.key(5)
+    W = projections.sample(law, key, 10, 4)
+    assert W.shape == (10, 4) and bool(jnp.all(jnp.isfinite(W)))
+    np.testing.assert_array_equal(W, projections.sample(law, key, 10, 4))  # same key, same matrix
+    batch = projections.sample(law, key, 10, 4, draws=3)
+    assert batch.shape == (3, 10, 4)
+    assert not np.allclose(batch[0], batch[1])
+    if law != "iid" and law != "halton":  # block-structured laws: the d rows of a block are orthogonal
+        directions = W[:4] / jnp.linalg.norm(W[:4], axis=1, keepdims=True)
+        np.testing.assert_allclose(directions @ directions.T, np.eye(4), atol=1e-12)
+
+
+def test_sample_matches_the_law_functions_it_names():
+    key = jax.random.key(6)
+    np.testing.assert_array_equal(projections.sample("iid", key, 7, 3), projections.gaussian(key, 7, 3))
+    np.testing.assert_array_equal(projections.sample("orthogonal", key, 7, 3), projections.orthogonal(key, 7, 3))
+    np.testing.assert_array_equal(
+        projections.sample("orthogonal", key, 7, 3, draws=2), projections.orthogonal_batch(key, 2, 7, 3)
+    )
+    np.testing.assert_array_equal(projections.sample("sorf", key, 7, 3), projections.structured_orthogonal(key, 7, 3))
+    with pytest.raises(ValueError, match="law must be one of"):
+        projections.sample("gaussian", key, 7, 3)
+    with pytest.raises(ValueError, match="draws must be a positive integer"):
+        projections.sample("iid", key, 7, 3, draws=0)
