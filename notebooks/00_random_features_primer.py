@@ -36,13 +36,9 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_enable_x64", True)  # error curves span many decades; identities are checked in float64
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 from functools import partial
 
+import jax
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
@@ -53,8 +49,7 @@ from rflib import attention, features, kernels, moments, projections, quadrature
 from rflib.experiments.simulation import relative_frobenius_error
 from rflib.features import classic, complex_exp, dense_exp, hybrid, png
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
-from rflib.notebook.scaffold import Keys, markdown_table
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # m = projections per estimator (HRF Fig 1 uses m = 10); mc_draws = single-feature draws per angle;
@@ -109,14 +104,8 @@ SETTINGS = {
         family_draws=100,
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-root_key = jax.random.key(seed)
-keys = Keys(seed)  # named keys: keys(purpose, *indices)
-rec = Recorder("00_random_features_primer", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("00_random_features_primer", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 
 # %% [markdown]
 # ## 1 · Three unbiased estimators and their exact MSE
@@ -153,20 +142,10 @@ LOG_MSE = {
 }
 
 
-def pair(r, theta, d, ratio=1.0):
-    """Inputs x = r e₁, y = ratio·r (cos θ e₁ + sin θ e₂) in ℝ^d, vectorised over θ: (n, d) each."""
-    theta = np.atleast_1d(theta)
-    x = np.zeros((theta.size, d))
-    y = np.zeros((theta.size, d))
-    x[:, 0] = r
-    y[:, 0], y[:, 1] = ratio * r * np.cos(theta), ratio * r * np.sin(theta)
-    return x, y
-
-
 quad_rows = []
 for r in (0.5, 1.0, 1.5):
     for theta in (0.3, 1.6, 2.9):
-        x, y = pair(r, theta, S["d"])
+        x, y = kernels.pair_at_angle([theta], r, d=S["d"])
         for name, fmap in MAPS.items():
             exact = quadrature.estimator_moments(fmap, x[0], y[0], n_points=120)
             closed = float(jnp.exp(LOG_MSE[name](x[0], y[0], 1)))
@@ -194,11 +173,10 @@ rec.record(
 
 # %%
 theta_mc = np.linspace(0.0, np.pi, S["mc_angles"])
-mc_keys = jax.random.split(jax.random.fold_in(root_key, 1), theta_mc.size)
 mc = {name: [] for name in MAPS}
-for theta, k in zip(tqdm(theta_mc, desc="Monte Carlo angles"), mc_keys, strict=True):
-    x, y = pair(1.0, theta, S["d"])
-    W = np.asarray(projections.gaussian(k, S["mc_draws"], S["d"]))
+for i, theta in enumerate(tqdm(theta_mc, desc="Monte Carlo angles")):
+    x, y = kernels.pair_at_angle([theta], d=S["d"])
+    W = np.asarray(projections.gaussian(keys("single-feature draws", i), S["mc_draws"], S["d"]))
     for name, fmap in MAPS.items():
         estimates = quadrature.single_feature_estimates(fmap, W, x[0], y[0])
         closed = float(jnp.exp(LOG_MSE[name](x[0], y[0], 1)))  # the claim under test
@@ -229,14 +207,14 @@ rec.record(
 # %%
 m = S["m"]
 theta_grid = np.linspace(0.0, np.pi, S["n_theta"])
-x, y = pair(1.0, theta_grid, S["d"])
+x, y = kernels.pair_at_angle(theta_grid, d=S["d"])
 m_of = {"trig": m, "hyperbolic": m, "positive": 2 * m}  # equal feature dimension 2m
 log_rel = {name: np.asarray(moments.classic.log_relative_mse(LOG_MSE[name](x, y, m_of[name]), x, y)) for name in MAPS}
 
 norm_ratios = np.geomspace(0.25, 4.0, S["n_radius"])
 surface = np.empty((norm_ratios.size, theta_grid.size))
 for i, rho in enumerate(norm_ratios):
-    xr, yr = pair(1.0, theta_grid, S["d"], ratio=rho)
+    xr, yr = kernels.pair_at_angle(theta_grid, 1.0, rho, d=S["d"])
     surface[i] = np.asarray(LOG_MSE["trig"](xr, yr, m) - LOG_MSE["hyperbolic"](xr, yr, m)) / np.log(10)
 
 fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -244,7 +222,7 @@ for (name, values), colour in zip(log_rel.items(), plotting.PALETTE, strict=Fals
     ax_a.plot(theta_grid, values / np.log(10), color=colour, label=f"{name} (closed form)")
     emp = np.array([row[0] for row in mc[name]]) / m_of[name]
     sig = np.array([row[2] for row in mc[name]]) / m_of[name]
-    _, ymc = pair(1.0, theta_mc, S["d"])
+    _, ymc = kernels.pair_at_angle(theta_mc, d=S["d"])
     sm2 = np.exp(2 * ymc[:, 0])  # SM² = exp(2 xᵀy) with x = e₁
     lower = np.log10(np.maximum(emp - 2 * sig, emp * 1e-3) / sm2)
     upper = np.log10((emp + 2 * sig) / sm2)
@@ -323,7 +301,7 @@ rec.record(
 # %%
 d_qr = 4
 z = jnp.zeros(d_qr).at[0].set(1.0)
-k_qr = jax.random.fold_in(root_key, 2)
+k_qr = keys("qr sign study")
 n_rows = S["qr_blocks"] * d_qr
 samplers = {
     "iid Gaussian": lambda k: projections.gaussian(k, n_rows, d_qr),
@@ -361,7 +339,7 @@ rec.record(
 
 # %%
 d_o = S["orth_d"]
-xo, yo = pair(0.6, np.pi / 3, d_o)
+xo, yo = kernels.pair_at_angle([np.pi / 3], 0.6, d=d_o)
 sm_o = float(np.exp(xo[0] @ yo[0]))
 ms_o = [max(1, d_o // 4), d_o // 2, d_o, 2 * d_o, 4 * d_o]
 ratio = {"trig": [], "positive": []}
@@ -370,7 +348,7 @@ for name in ratio:
         # One call draws all redraws at once: orthogonal() makes independent blocks of d rows with independent
         # χ_d norms, so consecutive groups of ⌈m/d⌉ blocks are independent ORF matrices with m rows each.
         rows_per_draw = -(-m_o // d_o) * d_o
-        W_all = projections.orthogonal(jax.random.fold_in(root_key, 3 + m_o), S["orth_redraws"] * rows_per_draw, d_o)
+        W_all = projections.orthogonal(keys("orthogonal vs iid", m_o), S["orth_redraws"] * rows_per_draw, d_o)
         W_all = np.asarray(W_all).reshape(S["orth_redraws"], rows_per_draw, d_o)[:, :m_o].reshape(-1, d_o)
         single = quadrature.single_feature_estimates(MAPS[name], W_all, xo[0], yo[0])
         sq = (single.reshape(S["orth_redraws"], m_o).mean(axis=1) - sm_o) ** 2
@@ -450,7 +428,7 @@ rec.record(
 
 # %%
 L_att, d_att = S["att_L"], S["att_d"]
-kq, kk, kv = jax.random.split(jax.random.fold_in(root_key, 4), 3)
+kq, kk, kv = keys("attention inputs", "Q"), keys("attention inputs", "K"), keys("attention inputs", "V")
 sigma_qk = 0.5
 Q = sigma_qk * jax.random.normal(kq, (L_att, d_att)) / d_att**0.25
 K = sigma_qk * jax.random.normal(kk, (L_att, d_att)) / d_att**0.25
@@ -466,10 +444,9 @@ estimators = {
 att_err = {name: np.zeros((len(S["att_F"]), S["att_seeds"])) for name in estimators}
 exact_norm = jnp.linalg.norm(exact_att)
 for s in tqdm(range(S["att_seeds"]), desc="attention seeds"):
-    k_seed = jax.random.fold_in(root_key, 1000 + s)
     for j, F in enumerate(S["att_F"]):
         for name, (fmap, sampler, columns_per_projection) in estimators.items():
-            W = sampler(jax.random.fold_in(k_seed, j), F // columns_per_projection, d_att)
+            W = sampler(keys("attention projections", s, j), F // columns_per_projection, d_att)
             approx = attention.linear_attention(Q, K, V, partial(fmap, W))
             att_err[name][j, s] = float(jnp.linalg.norm(approx - exact_att) / exact_norm)
 

@@ -44,10 +44,6 @@ seed = 0
 
 # %%
 import jax
-
-jax.config.update("jax_enable_x64", True)  # MSEs span e^{±150}; identities are checked in float64
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
@@ -55,11 +51,11 @@ from IPython.display import Markdown, display
 from scipy import optimize
 from tqdm.auto import tqdm
 
-from rflib import moments, quadrature, sphere
+from rflib import kernels, moments, quadrature, sphere
 from rflib.experiments import simulation
 from rflib.features import classic, complex_exp, hybrid
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # n_theta × n_radius: Fig 1 grid; mc_draws: Monte Carlo draws per angle (Fig 1 check, Theorem 3.1);
@@ -72,23 +68,10 @@ SETTINGS = {
         n_theta=361, n_radius=201, mc_angles=17, mc_draws=2_000_000, r_points=361, r_max=25.0, n_grid=400_001
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
+run = start("01_hrf_estimators", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 M_FIG1, N_FIG1 = 10, 1  # HRF Fig 1: m = 10 base projections, n = 1 λ-projection
 N_LAMBDA = (1, 2, 4, 8)
-root_key = jax.random.key(seed)
-rec = Recorder("01_hrf_estimators", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
-
-
-def pair(r_x, r_y, theta, d=2):
-    """x = r_x e₁ and y at angle θ with norm r_y, embedded in ℝ^d."""
-    x, y = np.zeros(d), np.zeros(d)
-    x[0] = r_x
-    y[0], y[1] = r_y * np.cos(theta), r_y * np.sin(theta)
-    return x, y
 
 
 # %% [markdown]
@@ -113,7 +96,7 @@ def pair(r_x, r_y, theta, d=2):
 # $\mathrm{span}\{x, y\}$, feeding the quadrature nodes to rflib's own feature maps.
 
 # %%
-rng = np.random.default_rng(seed)
+rng = keys.rng("complex A matrices")
 A_CASES = {
     "A = I (positive)": np.eye(2) + 0j,
     "A = iI (trig)": 1j * np.eye(2),
@@ -133,13 +116,11 @@ for name, A in A_CASES.items():
     real_mse = quadrature.expectation((e.real - sm) ** 2, weights)
     closed = float(jnp.exp(moments.complex_exp.log_mse_complex_exponential(x_ce, y_ce, A, 1)))
     ce_rows.append((name, abs(mean / sm - 1), real_mse, closed, abs(closed / real_mse - 1)))
+ce_cells = [[n, f"{b:.1e}", f"{q:.6g}", f"{c:.6g}", f"{d:.1e}"] for n, b, q, c, d in ce_rows]
 display(
-    Markdown(
-        "| A | abs(E/SM − 1) | Re-part MSE, quadrature | closed form | rel. diff |\n|---|---|---|---|---|\n"
-        + "\n".join(f"| {n} | {b:.1e} | {q:.6g} | {c:.6g} | {d:.1e} |" for n, b, q, c, d in ce_rows)
-    )
+    Markdown(markdown_table(["A", "abs(E/SM − 1)", "Re-part MSE, quadrature", "closed form", "rel. diff"], ce_cells))
 )
-k1, k2, k3 = jax.random.split(jax.random.fold_in(root_key, 1), 3)
+k1, k2, k3 = keys("lemma 2.4 demo", "W"), keys("lemma 2.4 demo", "X"), keys("lemma 2.4 demo", "Y")
 W_demo = jax.random.normal(k1, (32, 4))
 X_demo, Y_demo = 0.6 * jax.random.normal(k2, (6, 4)), 0.6 * jax.random.normal(k3, (5, 4))
 gap_trig = float(
@@ -193,16 +174,16 @@ rec.record(
 # %%
 gaps = {}
 for trial in tqdm(range(5), desc="Lemma 2.3 configurations"):
-    keys = jax.random.split(jax.random.fold_in(root_key, 100 + trial), 8)
+    k = jax.random.split(keys("lemma 2.3 configuration", trial), 8)
     d = 6
-    X, Y = 0.5 * jax.random.normal(keys[0], (7, d)), 0.5 * jax.random.normal(keys[1], (5, d))
-    W_pos, W_trig = jax.random.normal(keys[2], (8, d)), jax.random.normal(keys[3], (8, d))
-    T = jax.random.normal(keys[4], (4, d))
+    X, Y = 0.5 * jax.random.normal(k[0], (7, d)), 0.5 * jax.random.normal(k[1], (5, d))
+    W_pos, W_trig = jax.random.normal(k[2], (8, d)), jax.random.normal(k[3], (8, d))
+    T = jax.random.normal(k[4], (4, d))
     configs = {
         "angular, independent ω (I)": ([W_pos, W_trig], hybrid.angular_lambda(T)),
         "angular, shared ω (II)": ([W_pos, W_pos], hybrid.angular_lambda(T)),
         "normalised Gaussian λ (a = 1/ρ > 1)": ([W_pos, W_trig], hybrid.normalized_gaussian_lambda(T, 1.2, 0.5)),
-        "Gaussian λ, eq 20": ([W_pos, W_trig], hybrid.gaussian_lambda(T, 0.9, jax.random.normal(keys[5], (d, d)))),
+        "Gaussian λ, eq 20": ([W_pos, W_trig], hybrid.gaussian_lambda(T, 0.9, jax.random.normal(k[5], (d, d)))),
     }
     for name, (Ws, lam) in configs.items():
         bases = [classic.hyperbolic_estimator(Ws[0]), classic.trig_estimator(Ws[1])]
@@ -267,10 +248,10 @@ r_mc = 0.5
 theta_mc = np.linspace(0.0, np.pi, S["mc_angles"])
 mc_rows = {name: [] for name in surfaces}
 for i, theta in enumerate(tqdm(theta_mc, desc="Fig 1 Monte Carlo angles")):
-    x, y = pair(r_mc, r_mc, theta)
-    for j, name in enumerate(surfaces):
+    x, y = kernels.pair_at_angle(theta, r_mc)
+    for name in surfaces:
         kind = "hybrid" if name.startswith("angular") else name
-        est = mc_estimates(jax.random.fold_in(root_key, 1000 + 10 * i + j), x, y, kind, S["mc_draws"])
+        est = mc_estimates(keys("fig 1 monte carlo", i, name), x, y, kind, S["mc_draws"])
         sq = (est - np.exp(x @ y)) ** 2
         mc_rows[name].append((sq.mean(), sq.std() / np.sqrt(sq.size)))
 closed_mc = {name: np.exp(f(theta_mc, r_mc)) for name, f in LOG_MSE_SPHERE.items()}
@@ -354,14 +335,14 @@ rows = []
 mc_ok, printed_rejected = [], []
 for r in (0.5, 1.0):
     for theta in (0.3, 1.1, 2.5):
-        x, y = pair(r, r, theta)
+        x, y = kernels.pair_at_angle(theta, r)
         generic = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, M_FIG1, N_FIG1)))
         corrected = float(np.exp(sphere.log_mse_angular_hybrid(theta, r, M_FIG1, N_FIG1)))
         printed = float(np.exp(sphere.log_mse_angular_hybrid(theta, r, M_FIG1, N_FIG1, printed=True)))
         mc_text = "—"
         if r <= 0.5:
             est = mc_estimates(
-                jax.random.fold_in(root_key, int(2000 + 100 * r + 10 * theta)),
+                keys("theorem 3.1 monte carlo", str(r), str(theta)),
                 x,
                 y,
                 "hybrid",
@@ -372,13 +353,9 @@ for r in (0.5, 1.0):
             mc_text = f"{sq.mean():.5g} ± {se:.2g}"
             mc_ok.append(abs(sq.mean() - corrected) <= 5 * se)
             printed_rejected.append(abs(sq.mean() - printed) > 5 * se)
-        rows.append(f"| {r} | {theta} | {generic:.6g} | {corrected:.6g} | {printed:.6g} | {mc_text} |")
-display(
-    Markdown(
-        "| r | θ | Thm 3.1 ∘ Lemmas 2.2, 3.2 | eq 47 corrected | eq 47 as printed | Monte Carlo (±1 s.e.) |\n"
-        "|---|---|---|---|---|---|\n" + "\n".join(rows)
-    )
-)
+        rows.append([r, theta, f"{generic:.6g}", f"{corrected:.6g}", f"{printed:.6g}", mc_text])
+header = ["r", "θ", "Thm 3.1 ∘ Lemmas 2.2, 3.2", "eq 47 corrected", "eq 47 as printed", "Monte Carlo (±1 s.e.)"]
+display(Markdown(markdown_table(header, rows)))
 rec.record(
     "eq47_trig_weight_erratum",
     "Eq 47 as printed (trig weight p(1 − 1/n − p + p/n)) is wrong; the weight is (1 − p)(1 − p + p/n)",
@@ -401,7 +378,7 @@ rec.record(
 # Monte Carlo resolves clearly.
 
 # %%
-x, y = pair(0.2, 1.2, 2.5)
+x, y = kernels.pair_at_angle(2.5, 0.2, 1.2)
 variant_rows, variant_ok = [], []
 
 
@@ -413,7 +390,7 @@ def shared_hybrid(W_pos, T):
 for shared in tqdm((False, True), desc="Theorem 3.1 variants"):
     shapes = {"W_pos": (4, 2), "T": (2, 2)} | ({} if shared else {"W_trig": (4, 2)})
     make = shared_hybrid if shared else hybrid.angular_hybrid_estimator
-    est = simulation.pointwise_estimates(jax.random.fold_in(root_key, 3000 + shared), x, y, make, shapes, S["mc_draws"])
+    est = simulation.pointwise_estimates(keys("theorem 3.1 variants", int(shared)), x, y, make, shapes, S["mc_draws"])
     sq = (est - np.exp(x @ y)) ** 2
     se = sq.std() / np.sqrt(sq.size)
     closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
@@ -626,12 +603,8 @@ fig.text(
 )
 plotting.savefig("hrf_relative_error_curves", fig)
 plt.show()
-display(
-    Markdown(
-        "| r | max ε trig | max ε FAVOR+ | max ε hybrid (16, 8) | hybrid at π/2 | trig at π/2 |\n"
-        "|---|---|---|---|---|---|\n" + "\n".join("| " + " | ".join(f"{v:.3g}" for v in row) + " |" for row in max_rows)
-    )
-)
+header = ["r", "max ε trig", "max ε FAVOR+", "max ε hybrid (16, 8)", "hybrid at π/2", "trig at π/2"]
+display(Markdown(markdown_table(header, [[f"{v:.3g}" for v in row] for row in max_rows])))
 rec.record(
     "equal_cost_max_error",
     "At equal cost (M = 128 vs (m, n) = (16, 8)) the hybrid has the smaller maximal relative error",

@@ -37,24 +37,20 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_enable_x64", True)  # kernel values span decades; identities are checked in float64
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 from functools import partial
 
+import jax
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 from sklearn.cluster import KMeans
 from tqdm.auto import tqdm
 
-from rflib import moments, projections, sphere
+from rflib import kernels, moments, sphere
 from rflib.experiments import datasets, simulation
 from rflib.features import classic, cluster, complex_exp, hybrid
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # pointwise (Figs 2/5): n_angles angles, s_draws estimates per angle;
@@ -96,13 +92,8 @@ SETTINGS = {
         cluster_m=(20, 50, 80, 100, 120, 150, 200),
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-root_key = jax.random.key(seed)
-rec = Recorder("02_hrf_pointwise_and_uci", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("02_hrf_pointwise_and_uci", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 
 # %% [markdown]
 # ## 1 · Figs 2 and 5: pointwise estimation of the softmax kernel
@@ -164,14 +155,14 @@ def closed_form_log_mse(name, theta, r):
 
 
 pointwise = {}  # (name, r) -> dict of arrays over θ
-for ri, r in enumerate(RADII):
+for r in RADII:
     makers = dict(ESTIMATORS)
     makers[GAUSS_NAME] = (gaussian_hybrid_for(r), GAUSS_SHAPES)
-    for ni, (name, (make, shapes)) in enumerate(makers.items()):
+    for name, (make, shapes) in makers.items():
         rows = {"q05": [], "q95": [], "rel_err": [], "se_rel": []}
         for ti, theta in enumerate(tqdm(thetas, desc=f"r = {r}, {name}", leave=False)):
-            x, y = np.array([r, 0.0]), np.array([r * np.cos(theta), r * np.sin(theta)])
-            k = jax.random.fold_in(root_key, 10_000 * ri + 100 * ni + ti)
+            x, y = kernels.pair_at_angle(theta, r)
+            k = keys("fig 2 draws", str(r), name, ti)
             est = simulation.pointwise_estimates(k, x, y, make, shapes, S["s_draws"])
             sm = np.exp(x @ y)
             sq = (est - sm) ** 2
@@ -187,7 +178,7 @@ NAMES = [*ESTIMATORS, GAUSS_NAME]
 # FAVOR+ give the same mean and MSE as the 2-D draws, within 5 standard errors.
 
 # %%
-rng = np.random.default_rng(seed)
+rng = keys.rng("speed trick pair")
 x64 = rng.normal(size=D_INPUT)
 x64 /= np.linalg.norm(x64)
 u = rng.normal(size=D_INPUT)
@@ -199,9 +190,10 @@ trick_ok = []
 for name in (f"angular hybrid ({M_HYB}, {N_HYB})", f"FAVOR+ (M = {M_REG})"):
     make, shapes = ESTIMATORS[name]
     shapes64 = {k: (rows, D_INPUT) for k, (rows, _) in shapes.items()}
-    k = jax.random.fold_in(root_key, 77)
-    full = simulation.pointwise_estimates(k, x64, y64, make, shapes64, S["s_draws"], chunk=1000)
-    small = simulation.pointwise_estimates(jax.random.fold_in(k, 1), x2, y2, make, shapes, S["s_draws"])
+    full = simulation.pointwise_estimates(
+        keys("speed trick", name, "d=64"), x64, y64, make, shapes64, S["s_draws"], chunk=1000
+    )
+    small = simulation.pointwise_estimates(keys("speed trick", name, "d=2"), x2, y2, make, shapes, S["s_draws"])
     sm = np.exp(x64 @ y64)
     a, b = (full - sm) ** 2, (small - sm) ** 2
     z_mse = (a.mean() - b.mean()) / np.hypot(a.std(), b.std()) * np.sqrt(a.size)
@@ -257,8 +249,8 @@ for r in RADII:
         exact = np.exp(0.5 * closed_form_log_mse(name, fine, r) - r**2 * np.cos(fine))
         max_exact[name, r] = float(exact.max())
         max_emp[name, r] = float(pointwise[name, r]["rel_err"].max())
-        table_rows.append(f"| {r} | {name} | {max_exact[name, r]:.3g} | {max_emp[name, r]:.3g} |")
-display(Markdown("| r | estimator | max ε exact | max ε empirical |\n|---|---|---|---|\n" + "\n".join(table_rows)))
+        table_rows.append([r, name, f"{max_exact[name, r]:.3g}", f"{max_emp[name, r]:.3g}"])
+display(Markdown(markdown_table(["r", "estimator", "max ε exact", "max ε empirical"], table_rows)))
 ang = f"angular hybrid ({M_HYB}, {N_HYB})"
 regular = [NAMES[0], NAMES[1]]  # trig and FAVOR+
 angular_best = all(max_exact[ang, r] < min(max_exact[n, r] for n in regular) for r in RADII)
@@ -306,12 +298,8 @@ for r in RADII:
         row.append(float(np.exp(0.5 * log_mse - r**2 * np.cos(fine)).max()))
     row.append(max_exact[ang, r])
     ablation.append(row)
-display(
-    Markdown(
-        "| r | σr = 0.5 | σr = 1 | σr = 1.5 | σr = 2 | angular hybrid |\n|---|---|---|---|---|---|\n"
-        + "\n".join("| " + " | ".join(f"{v:.3g}" for v in row) + " |" for row in ablation)
-    )
-)
+header = ["r", "σr = 0.5", "σr = 1", "σr = 1.5", "σr = 2", "angular hybrid"]
+display(Markdown(markdown_table(header, [[f"{v:.3g}" for v in row] for row in ablation])))
 rec.record(
     "gaussian_vs_angular_hybrid",
     "For every σ tried, the Gaussian hybrid's max error is above the angular hybrid's",
@@ -361,39 +349,19 @@ PAPER_TABLE1 = {
 }
 
 
-def sorf_sampler(key, rows, d):
-    return projections.structured_orthogonal(key, rows, d)
-
-
 def uci_methods(d):
-    """name → (estimator factory, matrix shapes, how the matrices are drawn)."""
+    """name → (estimator factory, matrix shapes, projection law); an orthogonal τ is harmless: only its directions
+    matter."""
     hyb_shapes = {"W_pos": (M_HYB_UCI, d), "W_trig": (M_HYB_UCI, d), "T": (N_HYB_UCI, d)}
     return {
         "HRF-ort": (hybrid.angular_hybrid_estimator, hyb_shapes, "orthogonal"),
         "HRF-iid": (hybrid.angular_hybrid_estimator, hyb_shapes, "iid"),
         "ORF-reg": (classic.trig_estimator, {"W": (M_UCI, d)}, "orthogonal"),
-        "ORF-Had": (classic.trig_estimator, {"W": (M_UCI, d)}, "hadamard"),
+        "ORF-Had": (classic.trig_estimator, {"W": (M_UCI, d)}, "sorf"),
         "Halton-R": (classic.trig_estimator, {"W": (M_UCI, d)}, "halton"),
         "iid trig (reference)": (classic.trig_estimator, {"W": (M_UCI, d)}, "iid"),
         "iid FAVOR+ (reference)": (classic.hyperbolic_estimator, {"W": (M_UCI, d)}, "iid"),
     }
-
-
-def draw_kwargs(kind, key, shapes, draws, rng):
-    """How each method's random matrices are drawn: iid inside the simulator, or pre-drawn stacks."""
-    if kind == "iid":
-        return {}
-    if kind == "hadamard":
-        return {"samplers": {name: sorf_sampler for name in shapes}}
-    if kind == "orthogonal":  # one batched QR per matrix (orthogonal τ too: only its directions matter)
-        keys = jax.random.split(key, len(shapes))
-        return {
-            "matrices": {
-                n: projections.orthogonal_batch(k, draws, *shapes[n]) for n, k in zip(shapes, keys, strict=True)
-            }
-        }
-    seeds = rng.integers(0, 2**31 - 1, size=draws)
-    return {"matrices": {n: np.stack([projections.halton_gaussian(s, *shapes[n]) for s in seeds]) for n in shapes}}
 
 
 def projection_flop_matched_m(M, n, d):
@@ -402,7 +370,7 @@ def projection_flop_matched_m(M, n, d):
 
 
 table1, closed1 = {}, {}
-for di, (dname, raw) in enumerate(DATA.items()):
+for dname, raw in DATA.items():
     Z = datasets.standardize_to_sphere(raw, radius=1.0)
     methods = uci_methods(Z.shape[1])
     per_rep = {name: [] for name in methods}
@@ -410,7 +378,7 @@ for di, (dname, raw) in enumerate(DATA.items()):
     alt_name = "HRF-iid (m*, 8), projection-FLOP match"
     closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({M_HYB_UCI}, 8)": [], alt_name: []}
     for rep in tqdm(range(S["uci_reps"]), desc=f"Table 1, {dname}"):
-        pair_rng = np.random.default_rng([seed, di, rep])
+        pair_rng = keys.rng("table 1 pairs", dname, rep)
         i = pair_rng.integers(0, Z.shape[0], size=S["n_pairs"])
         j = (i + pair_rng.integers(1, Z.shape[0], size=S["n_pairs"])) % Z.shape[0]  # j ≠ i; fixed count: one compile
         X, Y = Z[i], Z[j]
@@ -420,37 +388,31 @@ for di, (dname, raw) in enumerate(DATA.items()):
         for m_h, row in ((M_HYB_UCI, f"HRF-iid ({M_HYB_UCI}, 8)"), (m_alt, alt_name)):
             log_mse = moments.hybrid.log_mse_angular_hybrid(X, Y, m_h, N_HYB_UCI)
             closed_rows[row].append(float(np.mean(np.exp(np.asarray(log_mse)))))
-        for mi, (name, (make, shapes, kind)) in enumerate(methods.items()):
-            k_draw, k_sim = jax.random.split(jax.random.fold_in(root_key, 50_000 + 1000 * di + 10 * rep + mi))
-            kwargs = draw_kwargs(kind, k_draw, shapes, S["uci_draws"], pair_rng)
-            est = simulation.paired_estimates(k_sim, X, Y, make, shapes, S["uci_draws"], chunk=250, **kwargs)
+        for name, (make, shapes, law) in methods.items():
+            k = keys("table 1 draws", dname, rep, name)
+            est = simulation.paired_estimates(k, X, Y, make, shapes, S["uci_draws"], law=law, chunk=250)
             per_rep[name].append(float(np.mean((est - sm) ** 2)))
     table1[dname] = {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in per_rep.items()}
     closed1[dname] = {name: 1e3 * np.mean(v) for name, v in closed_rows.items()}
     print(f"{dname}: projection-FLOP-matched hybrid m* = {m_alt} (d = {Z.shape[1]})")
 
-header = "| method | " + " | ".join(f"{d}: paper | {d}: ours" for d in DATA) + " |"
-lines = [header, "|---|" + "---|---|" * len(DATA)]
+header = ["method", *(f"{d}: {who}" for d in DATA for who in ("paper", "ours"))]
+lines = []
 for name in table1["Wine"]:
     cells = []
     for dname in DATA:
         paper = PAPER_TABLE1[dname].get(name)
         cells.append("—" if paper is None else f"{paper[0]:.2f} ± {paper[1]:.2f}")
         cells.append(f"{table1[dname][name][0]:.3f} ± {table1[dname][name][1]:.3f}")
-    lines.append(f"| {name} | " + " | ".join(cells) + " |")
-display(Markdown("MSE in units of 10⁻³\n\n" + "\n".join(lines)))
+    lines.append([name, *cells])
+display(Markdown("MSE in units of 10⁻³\n\n" + markdown_table(header, lines)))
 display(
     Markdown(
         "Exact (closed-form) MSE of the iid estimators on the same pairs, ×10⁻³ — the Monte Carlo above should agree "
         "with these, and the last row uses the alternative matching rule d(2m + n) + 4mn ≤ M·d:\n\n"
-        + "| estimator | "
-        + " | ".join(DATA)
-        + " |\n|---|"
-        + "---|" * len(DATA)
-        + "\n"
-        + "\n".join(
-            f"| {name} | " + " | ".join(f"{closed1[dn][name]:.3f}" for dn in DATA) + " |"
-            for name in closed1[next(iter(DATA))]
+        + markdown_table(
+            ["estimator", *DATA],
+            [[name, *(f"{closed1[dn][name]:.3f}" for dn in DATA)] for name in closed1[next(iter(DATA))]],
         )
     )
 )
@@ -535,9 +497,9 @@ def hrfc_estimator(Ws, A, centres_x, centres_y):
 
 cluster_results = {}
 S_LISTS = {name: S_LISTS[name] for name in S.get("cluster_sets", S_LISTS)}
-for si, (sname, (targets, noise)) in enumerate(S_LISTS.items()):
+for sname, (targets, noise) in S_LISTS.items():
     data = datasets.clustered_queries_keys(
-        jax.random.fold_in(root_key, 70_000 + si), targets, noise=noise, points_per_cluster=S["cluster_points"]
+        keys("fig 6 clusters", sname), targets, noise=noise, points_per_cluster=S["cluster_points"]
     )
     km_x = KMeans(n_clusters=2, n_init=10, random_state=seed).fit(data.X)
     km_y = KMeans(n_clusters=2, n_init=10, random_state=seed).fit(data.Y)
@@ -547,20 +509,20 @@ for si, (sname, (targets, noise)) in enumerate(S_LISTS.items()):
         [cluster.moment_diagonal_A(data.X[km_x.labels_ == i], data.Y[km_y.labels_ == j]) for j in range(2)]
         for i in range(2)
     ]
-    eval_rng = np.random.default_rng([seed, si])
+    eval_rng = keys.rng("fig 6 evaluation points", sname)
     X = data.X[eval_rng.choice(data.X.shape[0], S["cluster_eval"], replace=False)]
     Y = data.Y[eval_rng.choice(data.Y.shape[0], S["cluster_eval"], replace=False)]
     exact = np.exp(X @ Y.T)
     res = {name: np.zeros((len(S["cluster_m"]), S["cluster_trials"])) for name in CLUSTER_METHODS}
     for mi, m in enumerate(tqdm(S["cluster_m"], desc=f"Fig 6, {sname}")):
         for t in range(S["cluster_trials"]):
-            keys = jax.random.split(jax.random.fold_in(root_key, 80_000 + 1000 * si + 50 * mi + t), 3)
-            Ws = jax.random.normal(keys[0], (2, 2, m, X.shape[1]))
+            k = jax.random.split(keys("fig 6 draws", sname, m, t), 3)
+            Ws = jax.random.normal(k[0], (2, 2, m, X.shape[1]))
             ests = {
                 CLUSTER_METHODS[0]: hrfc_estimator(Ws, A_eq88, cx, cy),
                 CLUSTER_METHODS[1]: hrfc_estimator(Ws, A_moment, cx, cy),
-                "FAVOR+": classic.hyperbolic_estimator(jax.random.normal(keys[1], (m, X.shape[1]))),
-                "trig": classic.trig_estimator(jax.random.normal(keys[2], (m, X.shape[1]))),
+                "FAVOR+": classic.hyperbolic_estimator(jax.random.normal(k[1], (m, X.shape[1]))),
+                "trig": classic.trig_estimator(jax.random.normal(k[2], (m, X.shape[1]))),
             }
             for name, est in ests.items():
                 res[name][mi, t] = float(np.mean((np.asarray(est.estimate(X, Y)) - exact) ** 2))
@@ -586,16 +548,22 @@ fig.text(
 plotting.savefig("hrf_fig6_clustered", fig)
 plt.show()
 
-lines = [
-    "| data | m | HRF-C eq 88 [min, max] | HRF-C moment | FAVOR+ | trig | paper HRF-C / FAVOR+ / trig (m = 200) |",
-    "|---|---|---|---|---|---|---|",
+header = [
+    "data",
+    "m",
+    "HRF-C eq 88 [min, max]",
+    "HRF-C moment",
+    "FAVOR+",
+    "trig",
+    "paper HRF-C / FAVOR+ / trig (m = 200)",
 ]
+lines = []
 for sname, out in cluster_results.items():
     for mi, m in enumerate(S["cluster_m"]):
         cells = [f"[{out['res'][n][mi].min():.4f}, {out['res'][n][mi].max():.4f}]" for n in CLUSTER_METHODS]
         paper = " / ".join(str(v) for v in PAPER_TABLE3_M200[sname]) if m == 200 else ""
-        lines.append(f"| {sname} | {m} | " + " | ".join(cells) + f" | {paper} |")
-display(Markdown("\n".join(lines)))
+        lines.append([sname, m, *cells, paper])
+display(Markdown(markdown_table(header, lines)))
 display(
     Markdown(
         "Achieved residuals $s_{ij}$ of the generated data vs the paper's lists:\n\n"

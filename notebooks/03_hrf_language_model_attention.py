@@ -37,13 +37,9 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_enable_x64", True)  # features of large-norm queries span many decades
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import time
 
+import jax
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
@@ -53,7 +49,7 @@ from tqdm.auto import tqdm
 from rflib.experiments import datasets, lm
 from rflib.features import classic, hybrid
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # LM: hidden size, layers, batch, BPTT length, training steps; metrics: validation queries, seeds, sizes M.
@@ -65,14 +61,9 @@ SETTINGS = {
         hidden=200, layers=2, batch=20, bptt=35, steps=26_000, n_queries=1000, seeds=10, sizes=(64, 128, 256, 512)
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
+run = start("03_hrf_language_model_attention", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 N_LAMBDA = 8
-root_key = jax.random.key(seed)
-rec = Recorder("03_hrf_language_model_attention", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
 
 # %% [markdown]
 # ## 1 · The data and the model
@@ -92,7 +83,7 @@ print(f"train {train_ids.size:,} tokens, valid {valid_ids.size:,}, vocabulary {l
 
 start = time.perf_counter()
 params, losses = lm.train_lstm(
-    jax.random.fold_in(root_key, 1),
+    keys("lstm training"),
     train_ids,
     vocab_size=len(vocab),
     hidden=S["hidden"],
@@ -116,7 +107,7 @@ rec.record(
 )
 
 # %%
-query_rng = np.random.default_rng(seed)
+query_rng = keys.rng("validation queries")
 Q = valid_queries[query_rng.choice(valid_queries.shape[0], S["n_queries"], replace=False)].astype(np.float64)
 K = np.asarray(params.embedding, dtype=np.float64)  # the model trains in float32; the metrics run in float64
 fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -170,15 +161,15 @@ def estimate_matrix(method, M, key, Q, K, r_common):
     return hybrid.hybrid_direct(bases, [lam], Q, K)
 
 
-def softmax_metrics(Q, K, key_offset):
+def softmax_metrics(Q, K, regime):
     """Mean ± std over seeds of W₁, KS and the negative fraction, for every method and size."""
     p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
     r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
     rows = {(method, M): [] for method in METHODS for M in S["sizes"]}
     for si in tqdm(range(S["seeds"]), desc="seeds"):
-        for mi, M in enumerate(S["sizes"]):
-            for ki, method in enumerate(METHODS):
-                key = jax.random.fold_in(root_key, key_offset + 1000 * si + 10 * mi + ki)
+        for M in S["sizes"]:
+            for method in METHODS:
+                key = keys("table 4 draws", regime, si, M, method)
                 p_hat = lm.normalise_estimates(estimate_matrix(method, M, key, Q, K, r_common))
                 out = lm.distribution_metrics(p_true, p_hat)
                 rows[method, M].append({k: float(jnp.mean(v)) for k, v in out.items()})
@@ -188,7 +179,7 @@ def softmax_metrics(Q, K, key_offset):
     }
 
 
-summary = softmax_metrics(Q, K, key_offset=0)
+summary = softmax_metrics(Q, K, "trained")
 PAPER_TABLE4 = {  # mean over 10 runs, d = 64 / 128 / 256 / 512
     "wasserstein": {
         "FAVOR+": (3171.35, 3142.65, 3050.58, 2985.18),
@@ -209,10 +200,7 @@ PAPER_TABLE4 = {  # mean over 10 runs, d = 64 / 128 / 256 / 512
     },
 }
 PAPER_SIZES = (64, 128, 256, 512)
-lines = [
-    "| metric | method | " + " | ".join(f"M = {M}: paper / ours" for M in S["sizes"]) + " |",
-    "|---|---|" + "---|" * len(S["sizes"]),
-]
+lines = []
 for metric, label in (("wasserstein", "1-D Wasserstein"), ("ks", "KS"), ("negative_fraction", "negative fraction")):
     for method in METHODS:
         cells = []
@@ -221,8 +209,8 @@ for metric, label in (("wasserstein", "1-D Wasserstein"), ("ks", "KS"), ("negati
             paper_txt = "—" if paper is None or M not in PAPER_SIZES else f"{paper[PAPER_SIZES.index(M)]:.4g}"
             mean, std = summary[method, M][metric]
             cells.append(f"{paper_txt} / {mean:.4g} ± {std:.2g}")
-        lines.append(f"| {label} | {method} | " + " | ".join(cells) + " |")
-display(Markdown("\n".join(lines)))
+        lines.append([label, method, *cells])
+display(Markdown(markdown_table(["metric", "method", *(f"M = {M}: paper / ours" for M in S["sizes"])], lines)))
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))
@@ -314,18 +302,16 @@ rec.record(
 
 # %%
 unit = lambda A: A / np.linalg.norm(A, axis=1, keepdims=True)  # noqa: E731
-summary_unit = softmax_metrics(unit(Q), unit(K), key_offset=500_000)
-lines = [
-    "| method | " + " | ".join(f"M = {M}: W₁ / KS / neg. fraction" for M in S["sizes"]) + " |",
-    "|---|" + "---|" * len(S["sizes"]),
-]
+summary_unit = softmax_metrics(unit(Q), unit(K), "unit norm")
+lines = []
 for method in METHODS:
     cells = [
         " / ".join(f"{summary_unit[method, M][k][0]:.4g}" for k in ("wasserstein", "ks", "negative_fraction"))
         for M in S["sizes"]
     ]
-    lines.append(f"| {method} | " + " | ".join(cells) + " |")
-display(Markdown("Unit-norm queries and keys (mean over seeds):\n\n" + "\n".join(lines)))
+    lines.append([method, *cells])
+header = ["method", *(f"M = {M}: W₁ / KS / neg. fraction" for M in S["sizes"])]
+display(Markdown("Unit-norm queries and keys (mean over seeds):\n\n" + markdown_table(header, lines)))
 unit_hyb_best = all(
     min(summary_unit["Angular", M][k][0], summary_unit["Gaussian", M][k][0])
     < min(summary_unit["Trig.", M][k][0], summary_unit["FAVOR+", M][k][0])
@@ -366,13 +352,15 @@ for d_qk in (16, 64):
     for name, cost in (("angular hybrid (8, 8)", hyb), ("FAVOR+ (256)", reg)):
         attn = 2 * cost["features"] * d_qk
         rows.append((d_qk, name, cost["features"], cost["total_flops"], attn, cost["total_flops"] + attn))
-display(
-    Markdown(
-        "| d_QK = d_v | method | features F | feature-map FLOPs / token | attention FLOPs / token (2F·d_v) | total |\n"
-        "|---|---|---|---|---|---|\n"
-        + "\n".join(f"| {a} | {b} | {c} | {e:,} | {f:,} | {g:,} |" for a, b, c, e, f, g in rows)
-    )
-)
+header = [
+    "d_QK = d_v",
+    "method",
+    "features F",
+    "feature-map FLOPs / token",
+    "attention FLOPs / token (2F·d_v)",
+    "total",
+]
+display(Markdown(markdown_table(header, [[a, b, c, f"{e:,}", f"{f:,}", f"{g:,}"] for a, b, c, e, f, g in rows])))
 ratio = {d_qk: rows[2 * i + 1][5] / rows[2 * i][5] for i, d_qk in enumerate((16, 64))}
 rec.record(
     "fig4_flop_accounting",

@@ -41,22 +41,17 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_enable_x64", True)  # log-variances reach e^190: closed forms in float64
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
 
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from scipy import optimize
 from tqdm.auto import tqdm
 
 from rflib.experiments import datasets
 from rflib.features import dense_exp as de
 from rflib.moments import dense_exp as dm
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # L points per set, n_sets pairs of sets per (regime, σ), sigmas: the σ grid (the paper gives only [0.1, 1]).
@@ -64,13 +59,8 @@ SETTINGS = {
     "standard": dict(L=1024, n_sets=5, sigmas=tuple(np.round(np.linspace(0.1, 1.0, 10), 2)), optimiser_starts=5),
     "paper": dict(L=1024, n_sets=5, sigmas=tuple(np.round(np.linspace(0.1, 1.0, 19), 3)), optimiser_starts=8),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rng = np.random.default_rng(seed)
-rec = Recorder("04_favor_sharp_variance", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("04_favor_sharp_variance", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 
 # %% [markdown]
 # ## 1 · Three printed formulas that fail, and their corrections
@@ -93,9 +83,9 @@ rows = {
     "GERF, eq 11 as printed (−‖x‖²/4)": dm.derf_moments(gerf_printed, x_demo, y_demo)[0],
     "GERF, corrected (−‖x‖²/2)": dm.derf_moments(gerf, x_demo, y_demo)[0],
 }
-table = "| estimator | E[f⁽¹⁾f⁽²⁾] (exact quadrature) | K = exp(xᵀy) | relative bias |\n|---|---|---|---|\n"
-table += "\n".join(f"| {k} | {v:.10f} | {K_demo:.10f} | {v / K_demo - 1:+.2e} |" for k, v in rows.items())
-display(Markdown(table))
+header = ["estimator", "E[f⁽¹⁾f⁽²⁾] (exact quadrature)", "K = exp(xᵀy)", "relative bias"]
+cells = [[k, f"{v:.10f}", f"{K_demo:.10f}", f"{v / K_demo - 1:+.2e}"] for k, v in rows.items()]
+display(Markdown(markdown_table(header, cells)))
 print(f"exp(−xᵀy) = {np.exp(-x_demo @ y_demo):.10f}")
 trig_printed_bias = rows["TrigRF, eq 7 as printed"] / K_demo - 1
 gerf_printed_bias = rows["GERF, eq 11 as printed (−‖x‖²/4)"] / K_demo - 1
@@ -132,25 +122,22 @@ rec.record(
 
 # %%
 d_small = 3
+rng = keys.rng("small anisotropic sets")
 X_small = rng.normal(size=(7, d_small)) * [1.0, 0.5, 0.2] + 0.3
 Y_small = rng.normal(size=(9, d_small)) * [0.2, 0.9, 0.6] - 0.2
 stats_small = de.set_statistics(X_small, Y_small)
 
 
-def direct_objective(params, X, Y):
-    return float(np.mean(np.asarray(dm.log_moment(params, X[:, None], Y[None], 2))))
-
-
 aderf_small = de.fit("aderf", X_small, Y_small, eps=0.0)
 sderf_small = de.fit("sderf", X_small, Y_small)
 objective_rows = {
-    "ADERF: direct pair average": direct_objective(aderf_small, X_small, Y_small),
+    "ADERF: direct pair average": dm.pair_average_objective(aderf_small, X_small, Y_small),
     "ADERF: eq 38": float(dm.aderf_optimal_value(stats_small)),
     "ADERF: eq 16 as printed": float(dm.aderf_optimal_value(stats_small, printed=True)),
-    "SDERF: direct pair average": direct_objective(sderf_small, X_small, Y_small),
+    "SDERF: direct pair average": dm.pair_average_objective(sderf_small, X_small, Y_small),
     "SDERF: eq 17": float(dm.sderf_optimal_value(stats_small)),
 }
-display(Markdown("| quantity | L̄ |\n|---|---|\n" + "\n".join(f"| {k} | {v:.10f} |" for k, v in objective_rows.items())))
+display(Markdown(markdown_table(["quantity", "L̄"], [[k, f"{v:.10f}"] for k, v in objective_rows.items()])))
 eq38_error = abs(objective_rows["ADERF: eq 38"] - objective_rows["ADERF: direct pair average"])
 eq16_error = abs(objective_rows["ADERF: eq 16 as printed"] - objective_rows["ADERF: direct pair average"])
 rec.record(
@@ -181,6 +168,7 @@ rec.record(
 # $60^3$-node tensor Gauss–Hermite rule gives $E[f^{(1)}f^{(2)}]$ and $E[(f^{(1)}f^{(2)})^2]$; they must equal $K$ and eq 15.
 
 # %%
+rng = keys.rng("dense A demo")
 Q_rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
 A_dense = Q_rot @ np.diag(rng.uniform(-0.3, 0.05, 3)) @ Q_rot.T
 derf_random = de.derf(A_dense, np.eye(3) + 0.3 * rng.normal(size=(3, 3)))
@@ -210,41 +198,10 @@ rec.record(
 
 
 # %%
-def aderf_from_vector(p, d):
-    return de.derf((1 - np.exp(p[0])) / 8 * np.eye(d), p[1:].reshape(d, d))
-
-
-def sderf_from_vector(p, d):
-    iu = np.triu_indices(d, 1)
-    skew = np.zeros((d, d))
-    skew[iu] = p[d:]
-    Q = np.linalg.qr(np.eye(d) + skew - skew.T)[0]  # Cayley-like: any orthogonal Q in reach of the start
-    a = (1 - np.exp(p[:d])) / 8
-    return de.derf(np.diag(a), np.sqrt(1 - 4 * a)[:, None] * Q)
-
-
-def safe(objective):
-    def wrapped(p):
-        try:
-            return objective(p)
-        except ValueError:  # outside the validity region (e.g. singular B)
-            return 1e6
-
-    return wrapped
-
-
-numerical = {"aderf": np.inf, "sderf": np.inf}
-for _ in tqdm(range(S["optimiser_starts"]), desc="BFGS starts"):
-    p0 = np.concatenate([[rng.normal()], (np.eye(d_small) + 0.3 * rng.normal(size=(d_small, d_small))).ravel()])
-    res = optimize.minimize(
-        safe(lambda p: direct_objective(aderf_from_vector(p, d_small), X_small, Y_small)), p0, method="BFGS"
-    )
-    numerical["aderf"] = min(numerical["aderf"], res.fun)
-    p0 = rng.normal(size=d_small + d_small * (d_small - 1) // 2)
-    res = optimize.minimize(
-        safe(lambda p: direct_objective(sderf_from_vector(p, d_small), X_small, Y_small)), p0, method="BFGS"
-    )
-    numerical["sderf"] = min(numerical["sderf"], res.fun)
+numerical = {
+    m: dm.numerical_minimum(m, X_small, Y_small, starts=S["optimiser_starts"], rng=keys.rng("bfgs starts", m))
+    for m in ("aderf", "sderf")
+}
 closed = {"aderf": objective_rows["ADERF: eq 38"], "sderf": objective_rows["SDERF: eq 17"]}
 for m in closed:
     print(f"{m}: closed form {closed[m]:.10f}, best of {S['optimiser_starts']} BFGS runs {numerical[m]:.10f}")
@@ -258,6 +215,7 @@ rec.record(
 )
 
 ordering_rows, ordering_ok = [], True
+rng = keys.rng("ordering sets")
 for _ in range(6):
     d_t = 8
     Xt = rng.normal(size=(40, d_t)) * rng.uniform(0.1, 1.0, d_t) @ np.linalg.qr(rng.normal(size=(d_t, d_t)))[
@@ -269,18 +227,8 @@ for _ in range(6):
     ordering_ok &= v["aderf"] <= v["saderf"] + 1e-10 <= v["gerf"] + 2e-10 <= v["positive"] + 3e-10
     ordering_ok &= v["sderf"] <= v["gerf"] + 1e-10
     ordering_rows.append(v)
-display(
-    Markdown(
-        "| trial | "
-        + " | ".join(de.METHODS)
-        + " |\n|---|"
-        + "---|" * len(de.METHODS)
-        + "\n"
-        + "\n".join(
-            f"| {i} | " + " | ".join(f"{r[m]:.3f}" for m in de.METHODS) + " |" for i, r in enumerate(ordering_rows)
-        )
-    )
-)
+ordering_cells = [[i, *(f"{r[m]:.3f}" for m in de.METHODS)] for i, r in enumerate(ordering_rows)]
+display(Markdown(markdown_table(["trial", *de.METHODS], ordering_cells)))
 rec.record(
     "objective_orderings",
     "L̄*_ADE ≤ L̄*_SADE ≤ L̄*_GE ≤ L̄_Pos and L̄*_SDE ≤ L̄*_GE (Venn diagram of Fig 1, top)",
@@ -314,43 +262,17 @@ rec.record(
 # %%
 D = 64
 mnist_pool = datasets.block_mean(datasets.load_mnist("train").images, 28, 3, crop=2)
-REGIMES = ("normal", "sphere", "heterogen", "mnist", "cifar10 (stand-in)", "mnist/cifar10 (stand-in)")
+REGIMES = datasets.VARIANCE_REGIMES
 METHODS_FIG = ("trig", "positive", "gerf", "saderf", "aderf", "sderf")
 LABEL = {"trig": "TrigRF", "positive": "PosRF", "gerf": "GERF", "saderf": "SADERF", "aderf": "ADERF", "sderf": "SDERF"}
-
-
-def draw_sets(regime, sigma, L):
-    """One pair of sets (𝒳, 𝒴), each (L, 64), for a regime at scale σ."""
-    if regime == "normal":
-        return sigma * rng.normal(size=(L, D)), sigma * rng.normal(size=(L, D))
-    if regime == "sphere":
-        u, v = rng.normal(size=(L, D)), rng.normal(size=(L, D))
-        return sigma * u / np.linalg.norm(u, axis=1, keepdims=True), sigma * v / np.linalg.norm(
-            v, axis=1, keepdims=True
-        )
-    if regime == "heterogen":
-        return sigma * rng.normal(size=(L, D)), sigma * (1.0 + rng.normal(size=(L, D)))
-
-    def mnist():
-        return sigma * mnist_pool[rng.choice(len(mnist_pool), L, replace=False)]
-
-    def natural():
-        return sigma * datasets.natural_image_patches(rng, L)
-
-    samplers = {
-        "mnist": (mnist, mnist),
-        "cifar10 (stand-in)": (natural, natural),
-        "mnist/cifar10 (stand-in)": (mnist, natural),
-    }
-    sample_x, sample_y = samplers[regime]
-    return sample_x(), sample_y()
 
 
 curves = {(r, m): np.zeros(len(S["sigmas"])) for r in REGIMES for m in METHODS_FIG}
 for regime in REGIMES:
     for si, sigma in enumerate(tqdm(S["sigmas"], desc=regime)):
-        for _ in range(S["n_sets"]):
-            X_set, Y_set = draw_sets(regime, sigma, S["L"])
+        for rep in range(S["n_sets"]):
+            set_rng = keys.rng("fig 2 sets", regime, si, rep)
+            X_set, Y_set = datasets.variance_regime_sets(set_rng, regime, sigma, S["L"], mnist_pool=mnist_pool, d=D)
             for m in METHODS_FIG:
                 curves[regime, m][si] += float(np.mean(np.asarray(dm.method_log_relative_variance(m, X_set, Y_set))))
         for m in METHODS_FIG:
@@ -389,12 +311,8 @@ def max_gap(regime, better):
 gap_rows = []
 for regime in REGIMES:
     gap_rows.append((regime, max_gap(regime, "sderf"), max_gap(regime, "aderf"), max_gap(regime, "saderf")))
-display(
-    Markdown(
-        "| regime | max GERF − SDERF | max GERF − ADERF | max GERF − SADERF |\n|---|---|---|---|\n"
-        + "\n".join(f"| {r} | {a:.2f} | {b:.2f} | {c:.2f} |" for r, a, b, c in gap_rows)
-    )
-)
+header = ["regime", "max GERF − SDERF", "max GERF − ADERF", "max GERF − SADERF"]
+display(Markdown(markdown_table(header, [[r, f"{a:.2f}", f"{b:.2f}", f"{c:.2f}"] for r, a, b, c in gap_rows])))
 
 
 # "SDERF outperforms or is on par with the other methods in all setups": worst excess over the best other method,

@@ -44,11 +44,9 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
+from functools import partial
+
 import jax
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -59,7 +57,7 @@ from rflib import projections
 from rflib.experiments import kernel_classification as kc
 from rflib.features import dense_exp as de
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # seeds: random-feature draws per (σ, method, M); splits: random splits (split 0 is the paper's single split).
@@ -71,12 +69,8 @@ SETTINGS = {
         datasets=("iris", "wine", "breast_cancer", "digits"), M=(16, 32, 64, 128), seeds=50, splits=20, n_sigma=10
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rec = Recorder("05_favor_sharp_kernel_classification", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("05_favor_sharp_kernel_classification", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 
 LOADERS = {
     "iris": skdata.load_iris,
@@ -107,8 +101,9 @@ def load(name):
 
 
 # %%
-def run_split(X, y, split_rng, key):
-    """Mean validation and test accuracy over seeds, per (method, M, σ), plus the exact classifier per σ."""
+def run_split(X, y, split_rng, draw_key):
+    """Mean validation and test accuracy over seeds, per (method, M, σ), plus the exact classifier per σ;
+    ``draw_key(sigma_index, M)`` names the key of the projections."""
     train, val, test = kc.split_indices(split_rng, len(X))
     classes = int(y.max()) + 1
     onehot = np.eye(classes)[y[train]]
@@ -121,7 +116,7 @@ def run_split(X, y, split_rng, key):
         out["exact"][:, si] = [kc.exact_accuracy(Xtr, onehot, Xq, y[idx]) for Xq, idx in ((Xva, val), (Xte, test))]
         params = {m: (de.fit(m, Xva, Xtr), de.fit(m, Xte, Xtr)) for m in METHODS if m != "trig"}
         for mi, M in enumerate(S["M"]):
-            k_w, k_t = jax.random.split(jax.random.fold_in(key, 1000 * si + mi))
+            k_w, k_t = jax.random.split(draw_key(si, M))
             Ws = projections.orthogonal_batch(k_w, S["seeds"], M, d)
             thetas = jax.random.uniform(k_t, (S["seeds"], M), maxval=2 * np.pi)
             for m in METHODS:
@@ -141,13 +136,12 @@ def test_at_best_sigma(curve):
     return curve[1, i], SIGMAS[i]
 
 
-root_key = jax.random.key(seed)
 results = {}  # (dataset, split) -> run_split output
-for di, name in enumerate(S["datasets"]):
+for name in S["datasets"]:
     X, y = load(name)
     for split in tqdm(range(S["splits"]), desc=name):
-        split_rng = np.random.default_rng([seed, di, split])
-        results[name, split] = run_split(X, y, split_rng, jax.random.fold_in(root_key, 100 * di + split))
+        split_rng = keys.rng("fig 3 split", name, split)
+        results[name, split] = run_split(X, y, split_rng, partial(keys, "fig 3 projections", name, split))
 
 
 # %%
@@ -173,23 +167,15 @@ all_splits = accuracy_table(range(S["splits"]))
 
 
 def show(table, title):
-    head = (
-        "| dataset | M | exact | " + " | ".join(LABEL[m] for m in METHODS) + " |\n|---|---|---|" + "---|" * len(METHODS)
-    )
+    head = ["dataset", "M", "exact", *(LABEL[m] for m in METHODS)]
     lines = []
     for name, row in table.items():
         for mi, M in enumerate(S["M"]):
             best = max(row[m][mi] for m in METHODS)
             cells = [f"**{row[m][mi]:.1f}**" if row[m][mi] >= best - 1e-9 else f"{row[m][mi]:.1f}" for m in METHODS]
-            lines.append(f"| {name} | {M} | {row['exact']:.1f} | " + " | ".join(cells) + " |")
-    display(
-        Markdown(
-            f"**{title}** (mean test accuracy, %; best random-feature method in bold)\n\n"
-            + head
-            + "\n"
-            + "\n".join(lines)
-        )
-    )
+            lines.append([name, M, f"{row['exact']:.1f}", *cells])
+    caption = f"**{title}** (mean test accuracy, %; best random-feature method in bold)"
+    display(Markdown(caption + "\n\n" + markdown_table(head, lines)))
 
 
 show(paper_split, "Paper protocol: one 90/5/5 split")

@@ -44,10 +44,6 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -58,7 +54,7 @@ from rflib.experiments import datasets
 from rflib.experiments import transformer as tf
 from rflib.moments import dense_exp as dm
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 KINDS = ("positive", "gerf", "saderf", "aderf", "sderf")
 SETTINGS = {
@@ -106,13 +102,8 @@ SETTINGS = {
         eval_draws=5,
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rec = Recorder("06_favor_sharp_attention", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-root_key = jax.random.key(seed)
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("06_favor_sharp_attention", scale, seed, SETTINGS)
+S, keys, rec = run.settings, run.keys, run.recorder
 
 LABEL = {
     "softmax": "softmax (exact)",
@@ -135,9 +126,14 @@ mnist_test = datasets.load_mnist("test")
 X_train, y_train = mnist_train.images[: S["n_train"]], mnist_train.labels[: S["n_train"]]
 X_test, y_test = mnist_test.images[: S["n_test"]], mnist_test.labels[: S["n_test"]]
 cfg = tf.MNIST
-k_init, k_train, k_eval, k_approx, k_fine = jax.random.split(root_key, 5)
 base, base_losses = tf.train(
-    tf.init_params(k_init, cfg), X_train, y_train, cfg=cfg, steps=S["pretrain_steps"], batch=S["batch"], key=k_train
+    tf.init_params(keys("softmax model", "init"), cfg),
+    X_train,
+    y_train,
+    cfg=cfg,
+    steps=S["pretrain_steps"],
+    batch=S["batch"],
+    key=keys("softmax model", "training"),
 )
 base_accuracy = tf.accuracy(base, X_test, y_test, cfg)
 print(f"softmax model: test accuracy {base_accuracy:.4f} after {S['pretrain_steps']} steps")
@@ -172,7 +168,7 @@ for layer, (q, k, _) in enumerate(captured):
     exact = np.asarray(attention.softmax_attention(q, k, values))
     for M in tqdm(S["approx_M"], desc=f"layer {layer + 1}"):
         for draw in range(S["approx_draws"]):
-            W = projections.orthogonal(jax.random.fold_in(k_approx, 1000 * layer + 10 * M + draw), M, cfg.head_dim)
+            W = projections.orthogonal(keys("approximation draws", layer, M, draw), M, cfg.head_dim)
             for kind in KINDS:
                 est = np.asarray(attention.favor_sharp_attention(q, k, values, W, method=kind))
                 tv[kind, M].append(0.5 * np.abs(est - exact).sum(-1).mean())
@@ -221,9 +217,10 @@ fig.tight_layout()
 plotting.savefig("favor_sharp_attention_error", fig)
 plt.show()
 
-rows = "| M | " + " | ".join(LABEL[k] for k in KINDS) + " |\n|---|" + "---|" * len(KINDS) + "\n"
-rows += "\n".join(f"| {M} | " + " | ".join(f"{mean_tv[k, M]:.4f}" for k in KINDS) + " |" for M in S["approx_M"])
-display(Markdown("**Mean TV error of attention rows**\n\n" + rows))
+tv_rows = [[M, *(f"{mean_tv[k, M]:.4f}" for k in KINDS)] for M in S["approx_M"]]
+display(
+    Markdown("**Mean TV error of attention rows**\n\n" + markdown_table(["M", *(LABEL[k] for k in KINDS)], tv_rows))
+)
 display(
     Markdown(
         "**Mean log(Var/K²), M = 1**: "
@@ -285,7 +282,7 @@ softmax_tuned, _ = tf.train(
     steps=S["finetune_steps"],
     batch=S["batch"],
     learning_rate=finetune_lr,
-    key=k_fine,
+    key=keys("fine-tuning", "softmax"),
     progress=False,
 )
 glue_rows = {
@@ -298,7 +295,7 @@ FINETUNE_KINDS = S["finetune_kinds"]
 
 def accuracy_over_draws(params, kind, M):
     """Test accuracy for independent evaluation draws of ω: (mean, standard deviation over draws)."""
-    draws = [jax.random.fold_in(k_eval, e) for e in range(S["eval_draws"])]
+    draws = [keys("evaluation draws", e) for e in range(S["eval_draws"])]
     acc = [tf.accuracy(params, X_test, y_test, cfg, kind, features=M, key=key) for key in draws]
     return float(np.mean(acc)), float(np.std(acc, ddof=1)) if len(acc) > 1 else float("nan")
 
@@ -315,7 +312,7 @@ for M in S["finetune_M"]:
             steps=S["finetune_steps"],
             batch=S["batch"],
             learning_rate=finetune_lr,
-            key=jax.random.fold_in(k_fine, M),
+            key=keys("fine-tuning", M),
             progress=False,
         )
         (zero_shot, zero_sd), (fine_tuned, fine_sd) = (
@@ -324,12 +321,11 @@ for M in S["finetune_M"]:
         )
         glue_rows[kind, M] = {"zero_shot": zero_shot, "fine_tuned": fine_tuned, "draw_sd": max(zero_sd, fine_sd)}
 
-table = "| attention | M | zero-shot accuracy | after fine-tuning |\n|---|---|---|---|\n"
-table += "\n".join(
-    f"| {LABEL[k]} | {M or '—'} | {100 * r['zero_shot']:.2f} | {100 * r['fine_tuned']:.2f} |"
+glue_cells = [
+    [LABEL[k], M or "—", f"{100 * r['zero_shot']:.2f}", f"{100 * r['fine_tuned']:.2f}"]
     for (k, M), r in glue_rows.items()
-)
-display(Markdown(table))
+]
+display(Markdown(markdown_table(["attention", "M", "zero-shot accuracy", "after fine-tuning"], glue_cells)))
 
 # %% [markdown]
 # **The paper's Table 1 (GLUE dev, BERT-base, copied; best in bold).** We could not run it: no offline GLUE, no

@@ -45,11 +45,6 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_enable_x64", True)  # statistics in float64; the timing section uses float32 explicitly
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import math
 
 import matplotlib.pyplot as plt
@@ -59,12 +54,12 @@ from scipy import stats
 from tqdm.auto import tqdm
 
 from benchmarks import kama_rotations
-from rflib import kama, projections
+from rflib import kama, kernels, projections
 from rflib.experiments import datasets, simulation
 from rflib.features import png
 from rflib.moments import png as png_moments
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # draws: independent matrices per Monte Carlo point; theta_points: angles for the Theorem 1 curve;
@@ -127,22 +122,9 @@ SETTINGS = {
         time_repeats=7,
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rec = Recorder("07_kama_kernels", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-root_key = jax.random.key(seed)
-rng = np.random.default_rng(seed)
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("07_kama_kernels", scale, seed, SETTINGS, x64=True)
+S, keys, rec = run.settings, run.keys, run.recorder
 METHOD_LABEL = {"urn": "URN (iid)", "orn": "ORN (Haar)", "kama": "KAMA (k = 5 d ln d)", "horn": "HORN (HD³)"}
-
-
-def axis_pair(theta, d):
-    """x = e₀, y = cos θ e₀ + sin θ e₁: the inputs on which a poorly mixed Kac walk shows."""
-    x, y = np.zeros(d), np.zeros(d)
-    x[0], y[0], y[1] = 1.0, math.cos(theta), math.sin(theta)
-    return x, y
 
 
 mse_and_se = simulation.error_summary  # (MSE, its s.e., mean error, its s.e.) over independent draws
@@ -202,17 +184,9 @@ fig.tight_layout()
 plotting.savefig("kama_cost_crossover", fig)
 plt.show()
 
-time_rows = (
-    "| d | k | "
-    + " | ".join(f"{n} (batch {b}) ms" for b in (1, 256) for n in ("dense", "kama", "layers"))
-    + " |\n|---|---|"
-    + "---|" * 6
-    + "\n"
-)
-for d in S["time_dims"]:
-    cells = " | ".join(f"{1e3 * timings[n, d, b]:.3g}" for b in (1, 256) for n in ("dense", "kama", "layers"))
-    time_rows += f"| {d} | {kama.rotations_for(d)} | {cells} |\n"
-display(Markdown(time_rows))
+columns = [(n, b) for b in (1, 256) for n in ("dense", "kama", "layers")]
+time_rows = [[d, kama.rotations_for(d), *(f"{1e3 * timings[n, d, b]:.3g}" for n, b in columns)] for d in S["time_dims"]]
+display(Markdown(markdown_table(["d", "k", *(f"{n} (batch {b}) ms" for n, b in columns)], time_rows)))
 
 
 def wins_from(name, batch):
@@ -256,8 +230,8 @@ rows = []
 for name in ("sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp", "tanh"):
     quad = png_moments.kernel_by_quadrature(name, x_demo, y_demo)
     closed = png_moments.kernel(name, x_demo, y_demo) if name != "tanh" else float("nan")
-    rows.append(f"| {name} | {closed:.12g} | {quad:.12g} | {abs(closed - quad):.1e} |")
-display(Markdown("| f | closed form | quadrature | difference |\n|---|---|---|---|\n" + "\n".join(rows)))
+    rows.append([name, f"{closed:.12g}", f"{quad:.12g}", f"{abs(closed - quad):.1e}"])
+display(Markdown(markdown_table(["f", "closed form", "quadrature", "difference"], rows)))
 worst = max(
     abs(png_moments.kernel(n, x_demo, y_demo) - png_moments.kernel_by_quadrature(n, x_demo, y_demo))
     for n in ("sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp")
@@ -287,11 +261,11 @@ thetas = np.linspace(0.15, np.pi - 0.15, S["theta_points"])
 ratio_sim = {}
 for d in tqdm(S["dims"], desc="Theorem 1, angular"):
     draws = {
-        m: projections.sample(png.LAWS[m], jax.random.fold_in(root_key, 100 * d + i), d, d, draws=S["draws"])
-        for i, m in enumerate(("urn", "orn", "kama"))
+        m: projections.sample(png.LAWS[m], keys("theorem 1 draws", d, m), d, d, draws=S["draws"])
+        for m in ("urn", "orn", "kama")
     }
     for theta in thetas:
-        x, y = axis_pair(theta, d)
+        x, y = kernels.pair_at_angle(theta, d=d)  # x = e₁: where a poorly mixed Kac walk shows
         law = png_moments.gain_law("sgn", x, y)
         for method, W in draws.items():
             sq, se, *_ = mse_and_se(png.estimates("sgn", W, x, y), law.kernel)
@@ -355,9 +329,9 @@ rec.record(
 
 # %%
 d = 32
-x, y = axis_pair(np.pi / 3, d)
-W_urn = projections.sample("iid", jax.random.fold_in(root_key, 7), d, d, draws=S["draws"])
-W_orn = projections.sample("orthogonal", jax.random.fold_in(root_key, 8), d, d, draws=S["draws"])
+x, y = kernels.pair_at_angle(np.pi / 3, d=d)
+W_urn = projections.sample("iid", keys("other activations", "urn"), d, d, draws=S["draws"])
+W_orn = projections.sample("orthogonal", keys("other activations", "orn"), d, d, draws=S["draws"])
 gain_rows, gain_ok = [], {}
 for name in ("relu", "tanh", "cos", "erf", "identity", "square"):
     law = png_moments.gain_law(name, x, y)
@@ -367,14 +341,9 @@ for name in ("relu", "tanh", "cos", "erf", "identity", "square"):
     predicted = (d - 1) * law.h_norm_sq / (2 * d * d)
     gain_ok[name] = abs(gap - predicted) < max(4 * gap_se, 0.15 * predicted)
     gain_rows.append(
-        f"| {name} | {law.kernel:.4f} | {urn:.5f} | {orn:.5f} | {gap:.5f} ± {2 * gap_se:.5f} | {predicted:.5f} |"
+        [name, f"{law.kernel:.4f}", f"{urn:.5f}", f"{orn:.5f}", f"{gap:.5f} ± {2 * gap_se:.5f}", f"{predicted:.5f}"]
     )
-display(
-    Markdown(
-        "| f | K | MSE URN | MSE ORN | gap (±2 s.e.) | predicted gap |\n|---|---|---|---|---|---|\n"
-        + "\n".join(gain_rows)
-    )
-)
+display(Markdown(markdown_table(["f", "K", "MSE URN", "MSE ORN", "gap (±2 s.e.)", "predicted gap"], gain_rows)))
 smooth = [n for n in gain_ok if n != "square"]
 rec.record(
     "gain_law_other_activations",
@@ -394,15 +363,14 @@ rec.record(
 # %%
 he2_rows, he2_cov = [], {}
 for d in tqdm(S["he2_dims"], desc="He₂ covariance"):
-    x, y = axis_pair(np.pi / 2, d)
-    cov, se = png_moments.orthogonal_pair_covariance("he2", jax.random.fold_in(root_key, 900 + d), x, y, S["he2_pairs"])
+    x, y = kernels.pair_at_angle(np.pi / 2, d=d)
+    cov, se = png_moments.orthogonal_pair_covariance("he2", keys("he2 covariance", d), x, y, S["he2_pairs"])
     he2_cov[d] = (cov, se)
-    he2_rows.append(
-        f"| {d} | {png_moments.gain_law('he2', x, y).h_norm_sq:.1e} | {cov:.4f} ± {2 * se:.4f} | {cov / se:.1f} |"
-    )
-display(Markdown("| d | ‖H‖² | covariance c (±2 s.e.) | c / s.e. |\n|---|---|---|---|\n" + "\n".join(he2_rows)))
+    h_norm_sq = png_moments.gain_law("he2", x, y).h_norm_sq
+    he2_rows.append([d, f"{h_norm_sq:.1e}", f"{cov:.4f} ± {2 * se:.4f}", f"{cov / se:.1f}"])
+display(Markdown(markdown_table(["d", "‖H‖²", "covariance c (±2 s.e.)", "c / s.e."], he2_rows)))
 x_par = np.ones(16) / 4
-par_key = jax.random.fold_in(root_key, 5)
+par_key = keys("parallel inputs")
 par_mse = {
     m: float(
         np.mean(
@@ -438,17 +406,17 @@ rec.record(
 
 # %%
 d = 32
-x_axis, y_axis = axis_pair(np.pi / 6, d)
-Q, _ = np.linalg.qr(rng.normal(size=(d, 2)))
+x_axis, y_axis = kernels.pair_at_angle(np.pi / 6, d=d)
+Q, _ = np.linalg.qr(keys.rng("k sweep dense pair").normal(size=(d, 2)))
 x_rand, y_rand = Q[:, 0], math.cos(np.pi / 6) * Q[:, 0] + math.sin(np.pi / 6) * Q[:, 1]
 K_sweep = png_moments.kernel("sgn", x_axis, y_axis)
 urn_ref = 1 - K_sweep**2
-orn_W = projections.sample("orthogonal", jax.random.fold_in(root_key, 11), d, d, draws=S["draws"])
+orn_W = projections.sample("orthogonal", keys("k sweep", "orn"), d, d, draws=S["draws"])
 orn_ref = mse_and_se(png.estimates("sgn", orn_W, x_axis, y_axis), K_sweep)
 sweep = {}
 for c in tqdm(S["sweep"], desc="k sweep"):
     k = max(1, round(c * d * math.log(d)))
-    W = projections.sample("givens", jax.random.fold_in(root_key, 12 + k), d, d, draws=S["draws"], rotations=k)
+    W = projections.sample("givens", keys("k sweep", "kama", k), d, d, draws=S["draws"], rotations=k)
     sweep[c] = {
         "k": k,
         "axis": mse_and_se(png.estimates("sgn", W, x_axis, y_axis), K_sweep),
@@ -552,13 +520,14 @@ FIG1_SETS = {name: zscore(FIG1_LOADERS[name]()) for name in S["fig1_sets"]}
 fig1 = {}
 for name, X in FIG1_SETS.items():
     n, d = X.shape
-    i = rng.choice(n, size=S["pairs"])
-    j = (i + rng.integers(1, n, size=S["pairs"])) % n
+    pair_rng = keys.rng("fig 1 pairs", name)
+    i = pair_rng.choice(n, size=S["pairs"])
+    j = (i + pair_rng.integers(1, n, size=S["pairs"])) % n
     K_pairs = np.array([png_moments.kernel("sgn", X[a], X[b]) for a, b in zip(i, j, strict=True)])
     for b in tqdm(S["blocks"], desc=f"Fig 1, {name}"):
-        for mi, method in enumerate(png.LAWS):
+        for method in png.LAWS:
             W = projections.sample(
-                png.LAWS[method], jax.random.fold_in(root_key, 5000 + 100 * b + mi), b * d, d, draws=S["fig1_draws"]
+                png.LAWS[method], keys("fig 1 draws", name, b, method), b * d, d, draws=S["fig1_draws"]
             )
             est = np.asarray(png.pair_estimates("sgn", W, X[i], X[j]))
             sq = (est - K_pairs) ** 2
@@ -633,13 +602,13 @@ LOADERS = {
 fig2 = {}
 for name in tqdm(S["fig2_sets"], desc="Fig 2 datasets"):
     X = zscore(LOADERS[name]())
-    X = X[rng.permutation(len(X))[: S["fig2_points"]]]
+    X = X[keys.rng("fig 2 points", name).permutation(len(X))[: S["fig2_points"]]]
     n, d = X.shape
     K_exact = png_moments.gram("sgn", X)
     for b in S["blocks"]:
-        for mi, method in enumerate(png.LAWS):
+        for method in png.LAWS:
             W = projections.sample(
-                png.LAWS[method], jax.random.fold_in(root_key, 7000 + 100 * b + mi), b * d, d, draws=S["fig2_draws"]
+                png.LAWS[method], keys("fig 2 draws", name, b, method), b * d, d, draws=S["fig2_draws"]
             )
             errs = simulation.gram_errors("sgn", W, X, K_exact)
             fig2[name, b, method] = (errs.mean(), errs.std() / math.sqrt(len(errs)), n, d)
@@ -737,7 +706,7 @@ rec.record(
 # %%
 descent = {}
 for d in S["descent_dims"]:
-    T = stats.special_ortho_group.rvs(d, random_state=seed + d)
+    T = stats.special_ortho_group.rvs(d, random_state=keys.rng("theorem 3 target", d))
     M = np.eye(d)
     values, slack = [kama.procrustes_objective(M, T)], []
     for _ in range(S["descent_steps"]):

@@ -39,9 +39,6 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import jax
-
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -51,7 +48,7 @@ from tqdm.auto import tqdm
 
 from rflib.experiments import policies, rl
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # tasks: {env: (steps per run, seeds)}; ablation: (env, steps, seeds, K values).
@@ -75,12 +72,8 @@ SETTINGS = {
         ablation=("Hopper-v5", 1_000_000, 5, (10, 20, 50, 100, 200)),
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rec = Recorder("08_kama_rl", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}, devices={jax.devices()}")
+run = start("08_kama_rl", scale, seed, SETTINGS)
+S, keys, rec = run.settings, run.keys, run.recorder
 LABEL = {"dense": "dense (2×64)", "kama": "KAMA (K = 200)", "toeplitz": "Toeplitz"}
 SIZES = {  # gymnasium v5 observation / action dimensions
     "InvertedPendulum-v5": (4, 1),
@@ -110,15 +103,15 @@ for algo, hidden, K in (("PPO", (64, 64), 200), ("TRPO", (32, 32), 100)):
         table1[algo, env] = ratio
         paper = PAPER_TABLE1[env] if algo == "PPO" else ("—", "—")
         rows.append(
-            f"| {algo} | {env} | {dense} | {ratio['kama']:.1f} % (paper {paper[0]}) | "
-            f"{ratio['toeplitz']:.1f} % (paper {paper[1]}) |"
+            [
+                algo,
+                env,
+                dense,
+                f"{ratio['kama']:.1f} % (paper {paper[0]})",
+                f"{ratio['toeplitz']:.1f} % (paper {paper[1]})",
+            ]
         )
-display(
-    Markdown(
-        "| algorithm | task | dense parameters | KAMA / dense | Toeplitz / dense |\n|---|---|---|---|---|\n"
-        + "\n".join(rows)
-    )
-)
+display(Markdown(markdown_table(["algorithm", "task", "dense parameters", "KAMA / dense", "Toeplitz / dense"], rows)))
 rec.record(
     "table1_parameter_ratios",
     "KAMA policies use ~15–17 % and Toeplitz ~7–8 % of the dense policy's parameters (PPO)",
@@ -143,7 +136,8 @@ runs = {}
 for env, (steps, n_seeds) in S["tasks"].items():
     for architecture in policies.ARCHITECTURES:
         for s in tqdm(range(n_seeds), desc=f"{env}, {architecture}"):
-            runs[env, architecture, s] = rl.train_ppo(env, architecture, steps, seed=seed + s, progress=False)
+            run_seed = keys.integer("ppo run", env, s)  # the same environment seeds for every architecture
+            runs[env, architecture, s] = rl.train_ppo(env, architecture, steps, seed=run_seed, progress=False)
 
 
 def final_score(run):
@@ -176,13 +170,11 @@ fig.tight_layout()
 plotting.savefig("kama_rl_ppo", fig)
 plt.show()
 
-table = "| task | " + " | ".join(LABEL[a] for a in policies.ARCHITECTURES) + " |\n|---|---|---|---|\n"
-for env in tasks:
-    table += (
-        f"| {env} | "
-        + " | ".join(f"{np.mean(scores[env, a]):.1f} ± {np.std(scores[env, a]):.1f}" for a in policies.ARCHITECTURES)
-        + " |\n"
-    )
+score_rows = [
+    [env, *(f"{np.mean(scores[env, a]):.1f} ± {np.std(scores[env, a]):.1f}" for a in policies.ARCHITECTURES)]
+    for env in tasks
+]
+table = markdown_table(["task", *(LABEL[a] for a in policies.ARCHITECTURES)], score_rows)
 display(Markdown("**Final score (mean ± std over seeds)**\n\n" + table))
 
 kama_beats_toeplitz = {env: float(np.mean(scores[env, "kama"]) - np.mean(scores[env, "toeplitz"])) for env in tasks}
@@ -225,7 +217,8 @@ ablation = {}
 for K in tqdm(Ks, desc=f"K ablation on {env_ab}"):
     config = rl.PPOConfig(rotations=K)
     ablation[K] = [
-        rl.train_ppo(env_ab, "kama", steps_ab, seed=seed + s, config=config, progress=False) for s in range(seeds_ab)
+        rl.train_ppo(env_ab, "kama", steps_ab, seed=keys.integer("k ablation run", s), config=config, progress=False)
+        for s in range(seeds_ab)
     ]
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 for i, K in enumerate(Ks):

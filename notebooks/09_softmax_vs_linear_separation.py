@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from rflib import separation as sp
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 PAPER_GRIDS = dict(
     toy_n=tuple(range(100, 2001, 10)),
@@ -92,18 +92,14 @@ SETTINGS = {
     # The same grids with ten times the models and five times the sign vectors: tighter simulation-vs-formula bands.
     "paper": dict(trials=1000, toy_trials=10_000, sigma_samples=1_000_000, **PAPER_GRIDS),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rec = Recorder("09_softmax_vs_linear_separation", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-rng = np.random.default_rng(seed)
-print(f"scale={scale}, seed={seed}")
+run = start("09_softmax_vs_linear_separation", scale, seed, SETTINGS)
+S, keys, rec = run.settings, run.keys, run.recorder
+rng = keys.rng("simulations")
 
 
 def sigmas_for(d):
     """All sign vectors for d ≤ 14 (exact), else a fixed sample (the exact formula becomes an estimate)."""
-    return sp.sign_vectors_or_sample(d, S["sigma_samples"], seed + 1000 + d)
+    return sp.sign_vectors_or_sample(d, S["sigma_samples"], keys.rng("sign vectors", d))
 
 
 def paper_m(n, floor=15):
@@ -124,13 +120,9 @@ s0 = math.sqrt(math.log(n0))
 rows = []
 for a in (0.01, 0.7, 1.2):
     out = sp.self_outputs(n0, d0, a, 0.2, 0.8, 0, "ones")
-    rows.append(f"| {a} | {out['exp'][0, 0] / s0:.4f} | {out['exp'][1, 0] / s0:.4f} | {out['lin'][0, 0] / s0:.5f} |")
-display(
-    Markdown(
-        "| a | softmax c₀(j₃)/s | softmax c₀(j ≠ j₃)/s | linear c₀/s (every row) |\n|---|---|---|---|\n"
-        + "\n".join(rows)
-    )
-)
+    rows.append([a, f"{out['exp'][0, 0] / s0:.4f}", f"{out['exp'][1, 0] / s0:.4f}", f"{out['lin'][0, 0] / s0:.5f}"])
+header = ["a", "softmax c₀(j₃)/s", "softmax c₀(j ≠ j₃)/s", "linear c₀/s (every row)"]
+display(Markdown(markdown_table(header, rows)))
 out = sp.self_outputs(n0, d0, 1.2, 0.2, 0.8, 0, "ones")
 rec.record(
     "closed_form_sample_values",

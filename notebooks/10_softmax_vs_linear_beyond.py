@@ -38,10 +38,6 @@ seed = 0
 # %%
 import math
 
-import jax
-
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -50,7 +46,7 @@ from tqdm.auto import tqdm
 from rflib import separation as sp
 from rflib.experiments import separation_training as st
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # gap_n: sizes for the margin scaling; counter_*: the separating linear network; phase_*: grids of the exact
@@ -104,18 +100,14 @@ SETTINGS = {
         train_steps=600,
     ),
 }
-if scale not in SETTINGS:
-    raise ValueError(f"scale must be one of {sorted(SETTINGS)}, got {scale!r}")
-S = SETTINGS[scale]
-rec = Recorder("10_softmax_vs_linear_beyond", {"scale": scale, "seed": seed, **S})
-plotting.use_style()
-print(f"scale={scale}, seed={seed}")
+run = start("10_softmax_vs_linear_beyond", scale, seed, SETTINGS)
+S, keys, rec = run.settings, run.keys, run.recorder
 A0, A1, B, C = 0.01, 1.2, 0.2, 0.8
 
 
 def sigmas_for(d):
     """All sign vectors for d ≤ 14 (exact), else a fixed sample (the exact formula becomes an estimate)."""
-    return sp.sign_vectors_or_sample(d, S["sigma_samples"], seed + 1000 + d)
+    return sp.sign_vectors_or_sample(d, S["sigma_samples"], keys.rng("sign vectors", d))
 
 
 # %% [markdown]
@@ -180,16 +172,12 @@ d1 = [sp.self_outputs(n, d, A1, B, C, j3, Xs)["lin"] for j3 in range(n)]
 d0 = [sp.self_outputs(n, d, A0, B, C, j3, Xs)["lin"] for j3 in range(n)]
 counter = []
 for sd in range(S["counter_seeds"]):
-    Y = sp.rademacher(np.random.default_rng(seed + sd), d, m)
+    Y = sp.rademacher(keys.rng("separating network", sd), d, m)
     pos = min(sp.network(o, Y, tau).margin for o in d1)
     zero = max(sp.network(o, Y, tau).margin for o in d0)
     counter.append((pos / s, zero / s))
-display(
-    Markdown(
-        "| readout seed | worst F_lin(D1) margin / s | worst F_lin(D0) margin / s |\n|---|---|---|\n"
-        + "\n".join(f"| {i} | {p:+.3f} | {z:+.3f} |" for i, (p, z) in enumerate(counter))
-    )
-)
+header = ["readout seed", "worst F_lin(D1) margin / s", "worst F_lin(D0) margin / s"]
+display(Markdown(markdown_table(header, [[i, f"{p:+.3f}", f"{z:+.3f}"] for i, (p, z) in enumerate(counter)])))
 rec.record(
     "linear_attention_separates_with_another_qk",
     "Linear attention with X′ = e₀e₀ᵀ + n⁻²·1 separates every D1 point from every D0 point with the paper's readout and τ",
@@ -287,23 +275,19 @@ rec.record(
 train_rows, train_acc = [], {}
 for n_tr in S["train_n"]:
     d_tr = 18  # d − 2 = 16 divides every n in the grids
-    data_rng = np.random.default_rng(seed + n_tr)
+    data_rng = keys.rng("noisy training data", n_tr)
     A_train, y_train = st.noisy_self_data(data_rng, n_tr, d_tr, S["train_size"], 0.05)
     A_test, y_test = st.noisy_self_data(data_rng, n_tr, d_tr, S["train_size"], 0.05)
     for kind in sp.KINDS:
         accs = []
         for sd in tqdm(range(S["train_seeds"]), desc=f"train {kind}, n = {n_tr}", leave=False):
-            params, _ = st.train(jax.random.key(seed + sd), A_train, y_train, kind, steps=S["train_steps"])
+            params, _ = st.train(keys("training init", sd), A_train, y_train, kind, steps=S["train_steps"])
             accs.append(st.accuracy(params, A_test, y_test, kind))
         train_acc[kind, n_tr] = accs
     train_rows.append(
-        f"| {n_tr} | {d_tr} | "
-        + " | ".join(f"{np.mean(train_acc[k, n_tr]):.3f} ± {np.std(train_acc[k, n_tr]):.3f}" for k in sp.KINDS)
-        + " |"
+        [n_tr, d_tr, *(f"{np.mean(train_acc[k, n_tr]):.3f} ± {np.std(train_acc[k, n_tr]):.3f}" for k in sp.KINDS)]
     )
-display(
-    Markdown("| n | d | softmax test accuracy | linear test accuracy |\n|---|---|---|---|\n" + "\n".join(train_rows))
-)
+display(Markdown(markdown_table(["n", "d", "softmax test accuracy", "linear test accuracy"], train_rows)))
 fig, ax = plt.subplots(figsize=(6.2, 4))
 for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
     means = [np.mean(train_acc[kind, n_]) for n_ in S["train_n"]]

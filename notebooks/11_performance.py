@@ -52,10 +52,6 @@ seed = 0
 # %%
 from pathlib import Path
 
-import jax
-
-jax.config.update("jax_threefry_partitionable", False)  # 7× faster compiles on CPU; only sharding needs it
-
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -63,15 +59,13 @@ from IPython.display import Markdown, display
 from benchmarks import attention_scaling, feature_maps, fitting_overhead, harness, hrf_construction, kama_rotations
 from benchmarks.suites import run_suite
 from rflib.notebook import plotting
-from rflib.notebook.results import Recorder
+from rflib.notebook.scaffold import markdown_table, start
 
-if scale not in ("quick", "standard", "paper"):
-    raise ValueError(f"scale must be one of quick, standard, paper, got {scale!r}")
 # quick: small sizes that run every code path; standard and paper: the sizes the performance issue asks for
 # (the benchmarks have no statistical knob beyond their repeats, so "paper" = "standard").
-size = "quick" if scale == "quick" else "full"
-rec = Recorder("11_performance", {"scale": scale, "seed": seed, "sizes": size})
-plotting.use_style()
+SETTINGS = {"quick": dict(sizes="quick"), "standard": dict(sizes="full"), "paper": dict(sizes="full")}
+run = start("11_performance", scale, seed, SETTINGS)
+size, rec = run.settings["sizes"], run.recorder
 device = harness.device_info()
 display(Markdown("**Measured on:** " + ", ".join(f"{k} = {v}" for k, v in device.items())))
 if not device["allocator_tuned"]:
@@ -204,14 +198,9 @@ for method in attention_scaling.METHODS:
     sel = [r for r in att_rows if r["method"] == method and r["causal"] and r["L"] >= 2048]
     if len(sel) >= 2:
         slopes[method] = round(harness.loglog_slope([r["L"] for r in sel], [r["memory_bytes"] for r in sel]), 2)
-display(
-    Markdown(
-        "| linear method | faster than exact from L ≈ | speed-up at L = 16 384 |\n|---|---|---|\n"
-        + "\n".join(
-            f"| {k} | {'never' if v is None else f'{v:.0f}'} | {at_16k[k] or '—'} |" for k, v in crossovers.items()
-        )
-    )
-)
+crossover_rows = [[k, "never" if v is None else f"{v:.0f}", at_16k[k] or "—"] for k, v in crossovers.items()]
+header = ["linear method", "faster than exact from L ≈", "speed-up at L = 16 384"]
+display(Markdown(markdown_table(header, crossover_rows)))
 rec.record(
     "linear_attention_crossover_below_2048",
     "Linear attention (FAVOR+, FAVOR#, HRF) is faster than exact attention from some L ≤ 2048",
@@ -329,19 +318,8 @@ walls = {
 }
 names = sorted(set().union(*walls.values()) - {"11_performance"})
 if names:
-    display(
-        Markdown(
-            "| notebook | "
-            + " | ".join(f"{s} (min)" for s in walls)
-            + " |\n|---|"
-            + "---|" * len(walls)
-            + "\n"
-            + "\n".join(
-                f"| {n} | " + " | ".join(f"{walls[s][n] / 60:.1f}" if n in walls[s] else "—" for s in walls) + " |"
-                for n in names
-            )
-        )
-    )
+    wall_rows = [[n, *(f"{walls[s][n] / 60:.1f}" if n in walls[s] else "—" for s in walls)] for n in names]
+    display(Markdown(markdown_table(["notebook", *(f"{s} (min)" for s in walls)], wall_rows)))
     fig, ax = plt.subplots(figsize=(9, 3.8))
     x = np.arange(len(names))
     for i, s in enumerate(("quick", "standard")):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from rflib import _checks
 
@@ -67,3 +68,21 @@ def angular_kernel(X, Y) -> jax.Array:
     """Angular kernel 1 − 2θ/π = E[sgn(ωᵀx) sgn(ωᵀy)] for ω ~ N(0, I_d) (KAMA-NNs Def. 2 with f = sgn;
     HRF eq 19 uses λ = θ/π = (1 − this)/2).  Shapes: (n, d), (k, d) → (n, k)."""
     return 1.0 - 2.0 * angles(X, Y) / jnp.pi
+
+
+def pair_at_angle(theta, norm_x=1.0, norm_y=None, d: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Two vectors at angle θ, the inputs on which every closed form of the papers is a function of (θ, ‖x‖, ‖y‖):
+    x = norm_x e₁ and y = norm_y (cos θ e₁ + sin θ e₂) in ℝ^d (``norm_y`` defaults to ``norm_x``).
+
+    ``theta``: a number or an array of shape (...) → ``x, y`` of shape (..., d), float64 numpy (θ is not restricted
+    to [0, π]; :func:`angles` of the result is |θ| folded into [0, π]).
+    """
+    theta = _checks.finite_numpy("theta", theta)
+    norm_x = _checks.real_number("norm_x", norm_x, low=0.0)
+    norm_y = norm_x if norm_y is None else _checks.real_number("norm_y", norm_y, low=0.0)
+    d = _checks.integer("d", d, low=2)
+    x = np.zeros((*theta.shape, d))
+    y = np.zeros((*theta.shape, d))
+    x[..., 0] = norm_x
+    y[..., 0], y[..., 1] = norm_y * np.cos(theta), norm_y * np.sin(theta)
+    return x, y

@@ -247,9 +247,12 @@ def sign_vectors(d: int) -> np.ndarray:
     return np.array(list(itertools.product((-1.0, 1.0), repeat=d)))
 
 
-def sign_vectors_or_sample(d: int, samples: int, seed: int, *, exact_up_to: int = 14) -> np.ndarray:
+def sign_vectors_or_sample(
+    d: int, samples: int, seed: int | np.random.Generator, *, exact_up_to: int = 14
+) -> np.ndarray:
     """All 2^d sign vectors when d ≤ ``exact_up_to`` (exact probabilities), else ``samples`` iid uniform ones drawn
-    with ``np.random.default_rng(seed)`` (Monte Carlo estimates).  Returns (N, d)."""
+    with ``np.random.default_rng(seed)`` (Monte Carlo estimates; ``seed`` may be a numpy ``Generator``).
+    Returns (N, d)."""
     if d <= exact_up_to:
         return sign_vectors(d)
     samples = _checks.positive_int("samples", samples)

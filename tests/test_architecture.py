@@ -3,9 +3,11 @@
 
 import ast
 import importlib
+import inspect
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import rflib
@@ -91,14 +93,26 @@ def test_features_and_moments_mirror_each_other():
     features = {p.stem for p in (PACKAGE / "features").glob("*.py")} - {"__init__", "base"}
     moments = {p.stem for p in (PACKAGE / "moments").glob("*.py")} - {"__init__"}
     assert moments <= features, f"moments without a feature family: {sorted(moments - features)}"
-    for family in features:
-        assert (ROOT / "tests" / f"test_{family}.py").exists() or family in ("classic", "complex_exp", "dense_exp"), (
-            family
-        )
+    missing = sorted(family for family in features if not (ROOT / "tests" / f"test_{family}.py").exists())
+    assert not missing, f"feature families without tests/test_<family>.py: {missing}"
+
+
+@pytest.mark.parametrize("family", sorted(p.stem for p in (PACKAGE / "moments").glob("*.py") if p.stem != "__init__"))
+def test_every_moments_module_has_the_uniform_log_mse_entry_point(family):
+    log_mse = getattr(importlib.import_module(f"rflib.moments.{family}"), "log_mse", None)
+    assert log_mse is not None, f"rflib.moments.{family} has no log_mse(x, y, m, *, ...)"
+    parameters = list(inspect.signature(log_mse).parameters.values())
+    assert [p.name for p in parameters[:3]] == ["x", "y", "m"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters[3:]), "family parameters are keywords"
 
 
 def test_readme_example_runs():
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Using rflib") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    exec(compile(code, "README.md", "exec"), {"print": lambda *a: None})
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, "the section's examples: every family in one loop, then every family's exact MSE"
+    namespace = {"print": lambda *a: None}
+    for code in blocks:  # the second example uses the first one's names
+        exec(compile(code, "README.md", "exec"), namespace)
+    assert all(np.isfinite(float(v)) for v in namespace["log_mses"].values())

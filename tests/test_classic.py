@@ -136,3 +136,15 @@ def test_relative_mse_divides_by_the_squared_kernel():
     x, y = PAIRS[0]
     log_rel = moments.classic.log_relative_mse(moments.classic.log_mse_positive(x, y, 2), x, y)
     assert float(log_rel) == pytest.approx(np.log((np.exp(np.sum((x + y) ** 2)) - 1) / 2), rel=1e-12)
+
+
+def test_uniform_log_mse_entry_point_dispatches_by_kind(key):
+    x, y = 0.4 * jax.random.normal(key, (2, 5, 3))
+    for kind, direct in (
+        ("trig", moments.classic.log_mse_trig),
+        ("positive", moments.classic.log_mse_positive),
+        ("hyperbolic", moments.classic.log_mse_hyperbolic),
+    ):
+        np.testing.assert_array_equal(moments.classic.log_mse(x, y, 7, kind=kind), direct(x, y, 7))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        moments.classic.log_mse(x, y, 7, kind="orthogonal")

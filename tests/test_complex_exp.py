@@ -125,3 +125,19 @@ def test_ce_rejects_singular_or_misshaped_matrices(key):
         complex_exp.diagonal_ce_estimator(W, np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="part"):
         moments.complex_exp.log_mse_complex_exponential(X2, Y2, np.eye(2), 1, part="imaginary")
+
+
+def test_uniform_log_mse_entry_point_is_the_ce_closed_form(key):
+    x, y = 0.4 * jax.random.normal(key, (2, 5, 3))
+    A = jnp.exp(0.3j) * jnp.eye(3)
+    for part in ("real", "complex"):
+        np.testing.assert_array_equal(
+            moments.complex_exp.log_mse(x, y, 4, A=A, part=part),
+            moments.complex_exp.log_mse_complex_exponential(x, y, A, 4, part=part),
+        )
+    # A = iI is the trigonometric estimator (Lemma 2.2): the same closed form through two families' entry points.
+    np.testing.assert_allclose(
+        moments.complex_exp.log_mse(x, y, 4, A=1j * jnp.eye(3)),
+        moments.classic.log_mse(x, y, 4, kind="trig"),
+        rtol=1e-12,
+    )

@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 from numpy.polynomial import hermite_e
 from scipy import optimize
-from scipy.linalg import expm
 
-from rflib import attention, projections
+from rflib import attention, moments, projections
 from rflib.features import classic
 from rflib.features import dense_exp as de
 from rflib.moments import dense_exp as dm
@@ -239,17 +238,14 @@ def test_isotropic_sets_make_sderf_and_aderf_reduce_to_gerf():
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def direct_objective(params, X, Y):
-    """Mean over all L_x·L_y pairs of log E[(f⁽¹⁾f⁽²⁾)²] from the generic moment formula."""
-    return float(np.mean(np.asarray(dm.log_moment(params, X[:, None], Y[None], 2))))
-
-
 @pytest.mark.parametrize("method", de.METHODS)
 def test_objective_closed_form_and_per_pair_delta_match_the_moment_formula(method):
     X, Y = anisotropic_sets(L=8, d=4, seed=5)
     params = de.fit(method, X, Y, eps=0.0)
     stats = de.set_statistics(X, Y)
-    assert float(dm.shifted_log_variance(params, stats)) == pytest.approx(direct_objective(params, X, Y), rel=1e-12)
+    assert float(dm.shifted_log_variance(params, stats)) == pytest.approx(
+        dm.pair_average_objective(params, X, Y), rel=1e-12
+    )
     delta = np.asarray(dm.log_relative_second_moment(params, X, Y))
     generic = np.asarray(dm.log_moment(params, X[:, None], Y[None], 2)) - 2 * X @ Y.T
     np.testing.assert_allclose(delta, generic, rtol=1e-10, atol=1e-12)
@@ -283,7 +279,7 @@ def test_gerf_homogeneity_heuristic_is_the_exact_minimiser():
     grid = np.linspace(-3, 0.12, 4001)
     for a in grid[::400]:
         assert float(dm.gerf_objective(a, stats)) == pytest.approx(
-            direct_objective(de.gerf_params(a, 3), X, Y), rel=1e-12
+            dm.pair_average_objective(de.gerf_params(a, 3), X, Y), rel=1e-12
         )
     best = float(dm.gerf_objective(de.a_star(stats.S / 3), stats))
     assert best <= np.min(np.asarray(dm.gerf_objective(grid, stats))) + 1e-12
@@ -296,38 +292,21 @@ def test_theorem_4_2_aderf_optimum_eq38_and_the_eq16_erratum():
     A = float(params.A[0, 0])
     constraint = np.asarray(params.B1).T @ np.asarray(params.B2) / (1 - 4 * A)
     assert np.abs(constraint - np.eye(3)).max() < 1e-10
-    direct = direct_objective(params, X, Y)
+    direct = dm.pair_average_objective(params, X, Y)
     assert float(dm.aderf_optimal_value(stats)) == pytest.approx(direct, rel=1e-10)
     printed = float(dm.aderf_optimal_value(stats, printed=True))
     assert abs(printed - direct) > 0.05 * abs(direct)
     # Rotation invariance B⁽ᵏ⁾ → RB⁽ᵏ⁾ (the optimum is unique only up to R).
     R, _ = np.linalg.qr(RNG.normal(size=(3, 3)))
     rotated = de.derf(params.A, R @ np.asarray(params.B1))
-    assert direct_objective(rotated, X, Y) == pytest.approx(direct, rel=1e-12)
-
-
-def aderf_from_vector(p, d):
-    s, B1 = p[0], p[1:].reshape(d, d)
-    A = (1 - np.exp(s)) / 8
-    return de.derf(A * np.eye(d), B1)
+    assert dm.pair_average_objective(rotated, X, Y) == pytest.approx(direct, rel=1e-12)
 
 
 def test_theorem_4_2_numerical_minimisation_does_not_beat_the_closed_form():
     d = 3
     X, Y = anisotropic_sets(L=7, d=d, seed=4)
     closed = float(dm.aderf_optimal_value(de.set_statistics(X, Y)))
-    rng = np.random.default_rng(0)
-    best = np.inf
-    for _ in range(4):
-        start = np.concatenate([[rng.normal()], (np.eye(d) + 0.3 * rng.normal(size=(d, d))).ravel()])
-
-        def objective(p):
-            try:
-                return direct_objective(aderf_from_vector(p, d), X, Y)
-            except ValueError:
-                return 1e6
-
-        best = min(best, optimize.minimize(objective, start, method="BFGS").fun)
+    best = dm.numerical_minimum("aderf", X, Y, starts=4, rng=np.random.default_rng(0))
     assert best >= closed - 1e-8
     assert best <= closed + 1e-5
 
@@ -340,27 +319,26 @@ def test_theorem_4_3_sderf_optimum_eq17_and_numerical_minimisation():
     B, A = np.asarray(params.B1), np.asarray(params.A)
     assert np.abs(B.T @ np.linalg.inv(np.eye(d) - 4 * A) @ B - np.eye(d)).max() < 1e-10
     closed = float(dm.sderf_optimal_value(stats))
-    assert direct_objective(params, X, Y) == pytest.approx(closed, rel=1e-10)
-    iu = np.triu_indices(d, 1)
-
-    def build(p):
-        a = (1 - np.exp(p[:d])) / 8
-        skew = np.zeros((d, d))
-        skew[iu] = p[d:]
-        Q = expm(skew - skew.T)
-        return de.derf(np.diag(a), np.sqrt(1 - 4 * a)[:, None] * Q)
-
-    rng = np.random.default_rng(1)
-    best = min(
-        optimize.minimize(
-            lambda p: direct_objective(build(p), X, Y), rng.normal(size=d + len(iu[0])), method="BFGS"
-        ).fun
-        for _ in range(4)
-    )
+    assert dm.pair_average_objective(params, X, Y) == pytest.approx(closed, rel=1e-10)
+    best = dm.numerical_minimum("sderf", X, Y, starts=4, rng=np.random.default_rng(1))
     assert closed - 1e-8 <= best <= closed + 1e-5
     # Pairing A_ll with the wrong eigenvector increases the objective (no sorting is needed, but pairing is).
     swapped = de.derf(np.asarray(params.A), B[[1, 2, 0]])
-    assert direct_objective(swapped, X, Y) > closed + 1e-6
+    assert dm.pair_average_objective(swapped, X, Y) > closed + 1e-6
+
+
+def test_unconstrained_parametrisations_stay_in_their_families():
+    rng = np.random.default_rng(3)
+    d = 3
+    aderf = dm.aderf_from_vector(rng.normal(size=1 + d * d), d)
+    A = np.asarray(aderf.A)
+    assert np.allclose(A, A[0, 0] * np.eye(d)) and A[0, 0] < 1 / 8
+    sderf = dm.sderf_from_vector(rng.normal(size=d + d * (d - 1) // 2), d)
+    A, B = np.asarray(sderf.A), np.asarray(sderf.B1)
+    assert np.allclose(A, np.diag(np.diag(A))) and np.all(np.diag(A) < 1 / 8)
+    np.testing.assert_allclose(B.T @ np.linalg.inv(np.eye(d) - 4 * A) @ B, np.eye(d), atol=1e-12)
+    with pytest.raises(ValueError, match="method must be one of"):
+        dm.numerical_minimum("gerf", np.ones((2, d)), np.ones((2, d)), starts=1, rng=rng)
 
 
 def test_eq20_saderf_psi_matches_numerical_minimisation():
@@ -542,3 +520,18 @@ def test_favor_sharp_rejects_bad_input(key):
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="NaN or inf"):
         attention.favor_sharp_attention(bad, K, V, W)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_uniform_log_mse_entry_point_matches_quadrature_and_the_positive_closed_form(seed):
+    """log MSE_m = log((E[(f⁽¹⁾f⁽²⁾)²] − K²)/m) by an independent 60³-node Gauss–Hermite rule; with the PosRF
+    parameters it is Lemma 2.2's positive-feature closed form from another family's module."""
+    params = random_valid_derf(3, seed)
+    rng = np.random.default_rng(seed + 20)
+    x, y = 0.5 * rng.normal(size=3), 0.5 * rng.normal(size=3)
+    mean, second = dm.derf_moments(params, x, y)
+    assert float(dm.log_mse(x, y, 4, params=params)) == pytest.approx(np.log((second - mean**2) / 4), rel=1e-9)
+    X, Y = 0.5 * rng.normal(size=(2, 5, 3))
+    np.testing.assert_allclose(
+        dm.log_mse(X, Y, 4, params=de.positive_params(3)), moments.classic.log_mse(X, Y, 4, kind="positive"), rtol=1e-12
+    )

@@ -8,20 +8,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rflib import moments, sphere
+from rflib import kernels, moments, sphere
 
 THETAS = np.linspace(0.0, np.pi, 41)
-
-
-def _pair(r, theta):
-    return np.array([r, 0.0, 0.0]), np.array([r * np.cos(theta), r * np.sin(theta), 0.0])
 
 
 @pytest.mark.parametrize("r", [0.3, 1.0, 2.5])
 @pytest.mark.parametrize("n", [1, 4])
 def test_corrected_eq_47_equals_theorem_3_1_with_lemmas_2_2_and_3_2(r, n):
     for theta in THETAS[1:-1]:
-        x, y = _pair(r, theta)
+        x, y = kernels.pair_at_angle(theta, r, d=3)
         for shared in (False, True):
             generic = float(moments.hybrid.log_mse_angular_hybrid(x, y, 10, n, shared=shared))
             assert sphere.log_mse_angular_hybrid(theta, r, 10, n) == pytest.approx(generic, rel=1e-12, abs=1e-12)
@@ -53,7 +49,7 @@ def test_lemma_3_4_hidden_symmetry_and_maximum(r):
     assert np.all(np.diff(eps_trig[1:]) > 0)  # monotone in θ, max at π
     assert eps_trig[-1] == pytest.approx(sphere.log_W(r) - 0.5 * np.log(2 * m), rel=1e-12)
     # the sphere formulas agree with the generic pair formulas of rflib.moments
-    x, y = _pair(r, 1.0)
+    x, y = kernels.pair_at_angle(1.0, r, d=3)
     assert sphere.log_mse_trig(1.0, r, m) == pytest.approx(float(moments.classic.log_mse_trig(x, y, m)), rel=1e-12)
     assert sphere.log_mse_hyperbolic(1.0, r, m) == pytest.approx(
         float(moments.classic.log_mse_hyperbolic(x, y, m)), rel=1e-12

@@ -13,16 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rflib import moments, quadrature
+from rflib import kernels, moments, quadrature
 from rflib.features import classic, complex_exp, hybrid
-
-
-def _pair(norm_x, norm_y, theta, d=4):
-    x = np.zeros(d)
-    y = np.zeros(d)
-    x[0] = norm_x
-    y[0], y[1] = norm_y * np.cos(theta), norm_y * np.sin(theta)
-    return x, y
 
 
 def _random_points(key, d=5, n=4, k=3, scale=0.4):
@@ -124,7 +116,7 @@ def test_mixture_shape_errors_are_clear(key):
 @pytest.mark.parametrize("d", [2, 16])
 def test_lemma_3_2_sign_feature_count_is_binomial(d, key):
     n, theta, draws = 5, 1.1, 100_000
-    x, y = _pair(1.0, 0.7, theta, d=d)
+    x, y = kernels.pair_at_angle(theta, 1.0, 0.7, d=d)
     T = jax.random.normal(key, (draws, n, d))
     lam = jax.vmap(lambda t: hybrid.angular_lambda(t).estimate(x[None], y[None])[0, 0])(T)
     counts = np.bincount(np.rint(np.asarray(lam) * n).astype(int), minlength=n + 1)
@@ -157,7 +149,8 @@ def _separating_projections(x, y, k, n):
 @pytest.mark.parametrize("n", [1, 3])
 def test_theorem_3_1_variant_ii_exact_by_enumeration_and_quadrature(point, n):
     """Shared ω (variant II), m = 1: MSE = Σ_k Binom(k; n, θ/π) E_ω(ŜM^hyb − SM)², against Theorem 3.1 (II)."""
-    x, y = _pair(*point, d=3)
+    norm_x, norm_y, theta = point
+    x, y = kernels.pair_at_angle(theta, norm_x, norm_y, d=3)
     theta, sm = point[2], np.exp(x @ y)
     W, weights = quadrature.projection_rule(np.stack([x, y]), n_points=90)
     mse = 0.0
@@ -173,7 +166,7 @@ def test_theorem_3_1_variant_ii_exact_by_enumeration_and_quadrature(point, n):
 
 def test_theorem_3_1_variant_i_exact_by_enumeration_and_quadrature():
     """Independent ω_pos, ω_trig (variant I), m = 1, n = 2: a 4-D Gauss–Hermite rule over both projections."""
-    x, y = _pair(0.3, 0.8, 2.0, d=3)
+    x, y = kernels.pair_at_angle(2.0, 0.3, 0.8, d=3)
     n, theta, sm = 2, 2.0, np.exp(x @ y)
     W, weights = quadrature.projection_rule(np.stack([x, y]), n_points=30)
     W_pos, W_trig = np.repeat(W, len(W), axis=0), np.tile(W, (len(W), 1))
@@ -208,7 +201,7 @@ def _mc_hybrid_errors(key, x, y, m, n, shared, draws):
 @pytest.mark.parametrize("shared", [False, True])
 def test_theorem_3_1_monte_carlo_at_unequal_norms_distinguishes_the_variants(shared, key):
     """‖x‖ = 0.2, ‖y‖ = 1.2, θ = 2.5, m = 4, n = 2 (HRF notes §3.0): relSE ≈ 0.7 %, variants differ by ≈ 18 %."""
-    x, y = _pair(0.2, 1.2, 2.5)
+    x, y = kernels.pair_at_angle(2.5, 0.2, 1.2, d=4)
     err = _mc_hybrid_errors(key, x, y, 4, 2, shared, 400_000)
     se = (err**2).std() / math.sqrt(err.size)
     closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
@@ -220,7 +213,7 @@ def test_theorem_3_1_monte_carlo_at_unequal_norms_distinguishes_the_variants(sha
 
 @pytest.mark.parametrize("r,theta", [(0.3, 0.3), (0.5, np.pi / 2), (0.5, 2.5)])
 def test_theorem_d_1_monte_carlo_at_equal_norms(r, theta, key):
-    x, y = _pair(r, r, theta)
+    x, y = kernels.pair_at_angle(theta, r, r, d=4)
     err = _mc_hybrid_errors(key, x, y, 8, 3, False, 200_000)
     se = (err**2).std() / math.sqrt(err.size)
     closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 8, 3)))
@@ -239,11 +232,11 @@ def test_angular_hybrid_is_exact_at_theta_0_and_pi_for_equal_norms(key):
 
 
 def test_shared_correction_vanishes_at_equal_norms_and_for_n_equal_1():
-    x, y = _pair(0.7, 0.7, 1.3)
+    x, y = kernels.pair_at_angle(1.3, 0.7, 0.7, d=4)
     assert float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 4, shared=True)) == pytest.approx(
         float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 4)), rel=1e-13
     )
-    x, y = _pair(0.3, 1.1, 1.3)
+    x, y = kernels.pair_at_angle(1.3, 0.3, 1.1, d=4)
     assert float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 1, shared=True)) == pytest.approx(
         float(moments.hybrid.log_mse_angular_hybrid(x, y, 5, 1)), rel=1e-13
     )
@@ -256,7 +249,7 @@ def test_shared_correction_vanishes_at_equal_norms_and_for_n_equal_1():
 def test_theorem_f_1_lambda_moments_by_quadrature(sigma):
     """E λ̂², E(1 − λ̂)² and E λ̂(1 − λ̂) for one feature (n = 1; n > 1 divides the variance by n)."""
     r, theta, n = 0.5, 2.0, 1
-    x, y = _pair(r, r, theta, d=3)
+    x, y = kernels.pair_at_angle(theta, r, r, d=3)
     T, weights = quadrature.projection_rule((x - y)[None], n_points=120)
     lam = np.asarray(
         jax.vmap(lambda t: hybrid.normalized_gaussian_lambda(t[None], sigma, r).estimate(x[None], y[None])[0, 0])(
@@ -274,7 +267,7 @@ def test_theorem_f_1_lambda_moments_by_quadrature(sigma):
 def test_theorem_f_1_mse_by_monte_carlo(sigma, shared, key):
     """r = 0.5: with equal norms shared and independent projections give the same MSE (Theorem F.1)."""
     r, theta, m, n, draws = 0.5, 2.0, 4, 3, 200_000
-    x, y = _pair(r, r, theta)
+    x, y = kernels.pair_at_angle(theta, r, r, d=4)
     keys = jax.random.split(key, 3)
     W_pos = jax.random.normal(keys[0], (draws, m, 4))
     W_trig = W_pos if shared else jax.random.normal(keys[1], (draws, m, 4))
@@ -323,12 +316,21 @@ def test_theorem_f_1_shared_projections_equal_only_for_equal_norms():
     """HRF notes erratum 6: 'shared projections ⇒ same MSE' needs ‖x‖ = ‖y‖. With unequal norms Theorem 3.1 (II)
     applies, and since the Gaussian λ̂ leaves [0, 1], E λ̂(1 − λ̂) < 0 near θ = π and sharing *increases* the MSE."""
     sigma, r, n, m = 1.3, 0.5, 2, 4
-    x, y = _pair(r, r, 2.0)
+    x, y = kernels.pair_at_angle(2.0, r, r, d=4)
     mom = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, r)
     equal = [float(moments.hybrid.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
     assert equal[0] == pytest.approx(equal[1], rel=1e-13)
-    x, y = _pair(0.3, 0.7, 3.0)
+    x, y = kernels.pair_at_angle(3.0, 0.3, 0.7, d=4)
     mom = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2), n, sigma, 0.5)
     assert float(mom.cross) < 0
     unequal = [float(moments.hybrid.log_mse_bipolar_hybrid(x, y, m, mom, shared=s)) for s in (False, True)]
     assert unequal[1] > unequal[0]
+
+
+def test_uniform_log_mse_entry_point_is_the_angular_hybrid_closed_form():
+    x, y = kernels.pair_at_angle(np.array([0.4, 1.3, 2.6]), 0.7, 1.1, d=4)
+    for shared in (False, True):
+        np.testing.assert_array_equal(
+            moments.hybrid.log_mse(x, y, 10, n=3, shared=shared),
+            moments.hybrid.log_mse_angular_hybrid(x, y, 10, 3, shared=shared),
+        )

@@ -36,6 +36,32 @@ def test_angles_are_accurate_near_zero_and_pi():
     assert float(kernels.angles(x, -y)[0, 0]) == pytest.approx(np.pi - tiny, rel=1e-15)
 
 
+def test_pair_at_angle_has_the_asked_norms_and_angle():
+    thetas = np.array([0.0, 0.4, 1.7, np.pi])
+    x, y = kernels.pair_at_angle(thetas, 0.5, 2.0, d=5)
+    assert x.shape == y.shape == (4, 5)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 0.5, rtol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 2.0, rtol=1e-15)
+    np.testing.assert_allclose(np.diag(np.asarray(kernels.angles(x, y))), thetas, rtol=1e-13, atol=1e-15)
+    x1, y1 = kernels.pair_at_angle(0.4, 1.5)
+    assert x1.shape == y1.shape == (2,) and float(y1 @ y1) == pytest.approx(1.5**2, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(theta=np.nan), "theta contains NaN"),
+        (dict(theta=1.0, norm_x=-1.0), "norm_x must be ≥ 0"),
+        (dict(theta=1.0, norm_y=np.inf), "norm_y must be finite"),
+        (dict(theta=1.0, d=1), "d must be an integer in"),
+        (dict(theta=1j), "theta"),
+    ],
+)
+def test_pair_at_angle_rejects_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        kernels.pair_at_angle(**kwargs)
+
+
 def test_angular_kernel_rejects_zero_vectors():
     with pytest.raises(ValueError, match="zero vectors"):
         kernels.angular_kernel(np.zeros((1, 2)), np.ones((1, 2)))

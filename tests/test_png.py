@@ -234,3 +234,17 @@ def test_bad_inputs_are_named():
         png_moments.kernel("cos", np.array([np.nan, 1.0]), np.ones(2))
     with pytest.raises(ValueError, match="law must be one of"):
         projections.sample("sorf-like", jax.random.key(0), 4, 4, draws=1)
+
+
+def test_uniform_log_mse_entry_point_is_var_over_m():
+    """sgn features are ±1, so F² = 1 and Var F = 1 − K²: log MSE_URN = log((1 − (1 − 2θ/π)²)/m) exactly."""
+    thetas = np.array([0.3, 1.2, 2.8])
+    x = np.stack([np.eye(4)[0]] * 3)
+    y = np.stack([np.cos(t) * np.eye(4)[0] + np.sin(t) * np.eye(4)[1] for t in thetas])
+    K = 1 - 2 * thetas / np.pi
+    np.testing.assert_allclose(png_moments.log_mse(x, y, 5, activation="sgn"), np.log((1 - K**2) / 5), rtol=1e-10)
+    assert png_moments.log_mse(x[0], y[0], 5, activation="sgn").shape == ()
+    relu = png_moments.gain_law("relu", x[1], 2 * y[1])
+    assert float(png_moments.log_mse(x[1], 2 * y[1], 3, activation="relu")) == pytest.approx(
+        math.log(relu.variance / 3), rel=1e-12
+    )

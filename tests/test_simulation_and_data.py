@@ -172,3 +172,27 @@ def test_zscore_rows_standardises_columns_and_drops_zero_rows():
     np.testing.assert_allclose(np.abs(Z[:, 0]), np.sqrt(1.5), rtol=1e-12)
     with pytest.raises(ValueError, match="finite"):
         datasets.zscore_rows(np.array([[np.nan, 1.0]]))
+
+
+@pytest.mark.parametrize("regime", datasets.VARIANCE_REGIMES)
+def test_variance_regime_sets_have_the_asked_shape_scale_and_stream(regime):
+    pool = np.random.default_rng(0).uniform(size=(300, 64))
+    X, Y = datasets.variance_regime_sets(np.random.default_rng(1), regime, 0.5, 20, mnist_pool=pool)
+    assert X.shape == Y.shape == (20, 64) and np.isfinite(X).all() and np.isfinite(Y).all()
+    X2, Y2 = datasets.variance_regime_sets(np.random.default_rng(1), regime, 0.5, 20, mnist_pool=pool)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(Y, Y2)
+    if regime == "sphere":
+        np.testing.assert_allclose(np.linalg.norm(X, axis=1), 0.5, rtol=1e-14)
+    if regime.startswith("mnist"):  # rows of the pool, scaled, without replacement
+        assert len({tuple(row) for row in X}) == 20 and all((pool == 2 * row).all(1).any() for row in X)
+
+
+def test_variance_regime_sets_refuse_a_missing_pool_and_bad_scales():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="needs mnist_pool"):
+        datasets.variance_regime_sets(rng, "mnist", 1.0, 5)
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        datasets.variance_regime_sets(rng, "normal", 0.0, 5)
+    with pytest.raises(ValueError, match="regime must be one of"):
+        datasets.variance_regime_sets(rng, "cifar10", 1.0, 5)

@@ -335,3 +335,51 @@ def natural_image_patches(rng: np.random.Generator, n: int, *, size: int = 32, o
         top, left = rng.integers(h - size + 1), rng.integers(w - size + 1)
         crops[i] = photos[p][top : top + size, left : left + size]
     return block_mean(crops, size, size // out)
+
+
+# --- FAVOR# Figs 1–2: the six regimes of query and key sets -----------------------------------------------------
+
+VARIANCE_REGIMES = ("normal", "sphere", "heterogen", "mnist", "cifar10 (stand-in)", "mnist/cifar10 (stand-in)")
+
+
+def variance_regime_sets(
+    rng: np.random.Generator, regime: str, sigma: float, L: int, *, mnist_pool=None, d: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
+    """One pair of sets (𝒳, 𝒴), each (L, d), of a FAVOR# Fig 1–2 regime at input scale σ (FAVOR# §5.1):
+
+    - ``"normal"``: both sets σ·N(0, I_d); ``"sphere"``: both uniform on the sphere of radius σ;
+    - ``"heterogen"``: 𝒳 ~ σ·N(0, I_d), 𝒴 ~ σ·N(1, I_d) (the paper's "heterogeneous" regime);
+    - ``"mnist"``: σ × rows of ``mnist_pool`` (downsampled MNIST, (n, d), e.g. :func:`block_mean` of
+      :func:`load_mnist`) drawn without replacement; ``"cifar10 (stand-in)"``: σ × :func:`natural_image_patches`
+      (d = 64); ``"mnist/cifar10 (stand-in)"``: 𝒳 from MNIST, 𝒴 from the patches.
+    """
+    _checks.one_of("regime", regime, VARIANCE_REGIMES)
+    sigma = _checks.real_number("sigma", sigma, low=0.0, low_open=True)
+    L = _checks.positive_int("L", L)
+    d = _checks.positive_int("d", d)
+    if regime == "normal":
+        return sigma * rng.normal(size=(L, d)), sigma * rng.normal(size=(L, d))
+    if regime == "sphere":
+        u, v = rng.normal(size=(L, d)), rng.normal(size=(L, d))
+        return sigma * u / np.linalg.norm(u, axis=1, keepdims=True), sigma * v / np.linalg.norm(
+            v, axis=1, keepdims=True
+        )
+    if regime == "heterogen":
+        return sigma * rng.normal(size=(L, d)), sigma * (1.0 + rng.normal(size=(L, d)))
+    if "mnist" in regime:
+        if mnist_pool is None:
+            raise ValueError(f"regime {regime!r} needs mnist_pool, e.g. block_mean(load_mnist().images, 28, 3, crop=2)")
+        mnist_pool = _checks.finite_numpy("mnist_pool", mnist_pool, 2)
+        if mnist_pool.shape[1] != d or mnist_pool.shape[0] < L:
+            raise ValueError(f"mnist_pool must have at least L = {L} rows of d = {d}, got shape {mnist_pool.shape}")
+    if "cifar10" in regime and d != 64:
+        raise ValueError(f"the natural-image stand-in has d = 64 features, got d = {d}")
+
+    def mnist():
+        return sigma * mnist_pool[rng.choice(len(mnist_pool), L, replace=False)]
+
+    def natural():
+        return sigma * natural_image_patches(rng, L)
+
+    first, second = {"mnist": (mnist, mnist), "cifar10 (stand-in)": (natural, natural)}.get(regime, (mnist, natural))
+    return first(), second()

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rflib import _checks
+from rflib import _checks, projections
 from rflib.features import png
 
 Sampler = Callable[[jax.Array, int, int], jax.Array]
@@ -50,6 +50,7 @@ def paired_estimates(
     *,
     samplers: Mapping[str, Sampler] | None = None,
     matrices: Mapping[str, np.ndarray] | None = None,
+    law: str = "iid",
     chunk: int = 4096,
 ) -> np.ndarray:
     """Estimates of SM(x_i, y_i) for the rows of X and Y (pairs, not all combinations), ``draws`` times, each draw
@@ -66,6 +67,10 @@ def paired_estimates(
       samplers: name → ``sampler(key, rows, d)`` (traceable), default :func:`gaussian_sampler`; e.g.
         ``projections.orthogonal`` for ORF.
       matrices: name → pre-drawn stack (draws, rows, d), for samplers that cannot be traced (e.g. scrambled Halton).
+      law: the projection law (:data:`rflib.projections.LAWS`) of every matrix that ``samplers`` and ``matrices`` do
+        not give: ``"iid"`` and ``"sorf"`` are sampled inside the compiled simulator; the other laws (batched QR,
+        Halton's scipy sequence, Givens and HD products) are pre-drawn as (draws, rows, d) stacks by
+        :func:`rflib.projections.sample` from a key split off ``key``.
       chunk: draws evaluated per vmapped batch (bounds memory).
 
     Returns:
@@ -77,11 +82,19 @@ def paired_estimates(
     Y = jnp.asarray(_checks.points("Y", Y, dim=X.shape[1]))
     if X.shape != Y.shape:
         raise ValueError(f"X and Y must hold the same number of pairs, got shapes {X.shape} and {Y.shape}")
+    law = _checks.one_of("law", law, projections.LAWS)
+    samplers = dict(samplers or {})
     matrices = dict(matrices or {})
+    if law == "sorf":
+        samplers = {name: projections.structured_orthogonal for name in shapes} | samplers
+    elif law != "iid" and (names := [n for n in shapes if n not in matrices and n not in samplers]):
+        stack_key, key = jax.random.split(key)
+        stack_keys = jax.random.split(stack_key, len(names))
+        drawn_stacks = zip(names, stack_keys, strict=True)
+        matrices = {n: projections.sample(law, k, *shapes[n], draws=draws) for n, k in drawn_stacks} | matrices
     for name, stack in matrices.items():
         if np.shape(stack) != (draws, *shapes[name]):
             raise ValueError(f"matrices[{name!r}] must have shape {(draws, *shapes[name])}, got {np.shape(stack)}")
-    samplers = dict(samplers or {})
     drawn = tuple(sorted((n, s, samplers.get(n, gaussian_sampler)) for n, s in shapes.items() if n not in matrices))
     given = tuple(sorted(matrices))
     batched = _batched_estimates(make_estimator, drawn, given)

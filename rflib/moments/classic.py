@@ -78,3 +78,13 @@ def log_relative_mse(log_mse, x, y) -> jax.Array:
     """log(MSE / SM²), the squared relative error, from a log-MSE of the pairs (x, y): (...) → (...)."""
     dot, _, _ = pair_terms(x, y)
     return log_mse - 2.0 * dot
+
+
+KINDS = ("trig", "positive", "hyperbolic")
+
+
+def log_mse(x, y, m: int, *, kind: str) -> jax.Array:
+    """The family's uniform entry point (every ``rflib.moments`` module has one): log MSE of the ``kind``
+    estimator (``"trig"``, ``"positive"`` or ``"hyperbolic"``) with m iid features.  (..., d), (..., d) → (...)."""
+    _checks.one_of("kind", kind, KINDS)
+    return {"trig": log_mse_trig, "positive": log_mse_positive, "hyperbolic": log_mse_hyperbolic}[kind](x, y, m)

@@ -46,3 +46,9 @@ def log_mse_complex_exponential(x, y, A, m: int, *, part: str = "real") -> jax.A
     small = jnp.log(jnp.expm1(small_s) + jnp.expm1(jnp.minimum(a, 1.0)) * jnp.cos(b) - 2.0 * jnp.sin(b / 2) ** 2)
     large = s + jnp.log1p(jnp.exp(a - s) * jnp.cos(b) - 2.0 * jnp.exp(-s))
     return 2.0 * dot - jnp.log(2.0 * m) + jnp.where(s <= 1.0, small, large)
+
+
+def log_mse(x, y, m: int, *, A, part: str = "real") -> jax.Array:
+    """The family's uniform entry point: :func:`log_mse_complex_exponential` with the matrix A and the part as
+    keywords.  (..., d), (..., d) → (...)."""
+    return log_mse_complex_exponential(x, y, A, m, part=part)

@@ -82,3 +82,9 @@ def log_mse_angular_hybrid(x, y, m: int, n: int, *, shared: bool = False) -> jax
     xh, yh = x / nx, y / ny
     theta = 2.0 * jnp.arctan2(jnp.linalg.norm(xh - yh, axis=-1), jnp.linalg.norm(xh + yh, axis=-1))
     return log_mse_bipolar_hybrid(x, y, m, angular_lambda_moments(theta, n), shared=shared)
+
+
+def log_mse(x, y, m: int, *, n: int, shared: bool = False) -> jax.Array:
+    """The family's uniform entry point: log MSE of the angular hybrid with m projections per base and n
+    λ-projections (:func:`log_mse_angular_hybrid`).  (..., d), (..., d) → (...)."""
+    return log_mse_angular_hybrid(x, y, m, n, shared=shared)

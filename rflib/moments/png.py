@@ -153,6 +153,19 @@ def gain_law(name: str, x, y, **rule) -> GainLaw:
     return GainLaw(kernel=K, variance=float(out[1] - K**2), h_norm_sq=float(np.sum(out[2:] ** 2)))
 
 
+def log_mse(x, y, m: int, *, activation: str) -> np.ndarray:
+    """The family's uniform entry point: log MSE = log(Var F / m) of the PNG estimator with m iid rows (URN), where
+    F(g) = f(gᵀx) f(gᵀy), by :func:`gain_law`'s quadrature, pair by pair.  (..., d), (..., d) → (...) numpy."""
+    m = _checks.positive_int("m", m)
+    x = _checks.finite_numpy("x", x)
+    y = _checks.finite_numpy("y", y)
+    if x.shape != y.shape or x.ndim == 0:
+        raise ValueError(f"x and y must be pairs of one shape (..., d), got shapes {x.shape} and {y.shape}")
+    pairs = zip(x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1]), strict=True)
+    variances = np.array([gain_law(activation, a, b).variance for a, b in pairs])
+    return np.log(np.maximum(variances, 0.0) / m).reshape(x.shape[:-1])
+
+
 def gram(name: str, X) -> np.ndarray:
     """Exact K_f(X) for the angular (sgn) kernel, the one Fig 2 uses.  X: (N, d) → (N, N)."""
     if name != "sgn":
