@@ -148,10 +148,7 @@ def closed_form_log_mse(name, theta, r):
         return sphere.log_mse_hyperbolic(theta, r, M_REG)
     if name.startswith("angular"):
         return sphere.log_mse_angular_hybrid(theta, r, M_HYB, N_HYB)
-    x = np.stack([np.full_like(theta, r), np.zeros_like(theta)], -1)
-    y = np.stack([r * np.cos(theta), r * np.sin(theta)], -1)
-    lam = moments.hybrid.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(theta / 2) ** 2, N_HYB, 1.0 / r, r)
-    return np.asarray(moments.hybrid.log_mse_bipolar_hybrid(x, y, M_HYB, lam))
+    return sphere.log_mse_gaussian_hybrid(theta, r, M_HYB, N_HYB, sigma=1.0 / r)
 
 
 pointwise = {}  # (name, r) -> dict of arrays over θ
@@ -291,11 +288,8 @@ ablation = []
 for r in RADII:
     row = [r]
     for sigma_r in (0.5, 1.0, 1.5, 2.0):
-        lam = moments.hybrid.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(fine / 2) ** 2, N_HYB, sigma_r / r, r)
-        xs = np.stack([np.full_like(fine, r), np.zeros_like(fine)], -1)
-        ys = np.stack([r * np.cos(fine), r * np.sin(fine)], -1)
-        log_mse = np.asarray(moments.hybrid.log_mse_bipolar_hybrid(xs, ys, M_HYB, lam))
-        row.append(float(np.exp(0.5 * log_mse - r**2 * np.cos(fine)).max()))
+        log_mse = sphere.log_mse_gaussian_hybrid(fine, r, M_HYB, N_HYB, sigma=sigma_r / r)
+        row.append(float(np.exp(sphere.log_relative_error(log_mse, fine, r)).max()))
     row.append(max_exact[ang, r])
     ablation.append(row)
 header = ["r", "σr = 0.5", "σr = 1", "σr = 1.5", "σr = 2", "angular hybrid"]

@@ -47,7 +47,7 @@ from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
 from rflib.experiments import datasets, lm
-from rflib.features import classic, hybrid
+from rflib.features import hybrid
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -139,26 +139,7 @@ plt.show()
 
 # %%
 d = Q.shape[1]
-METHODS = ("FAVOR+", "Trig.", "Gaussian", "Angular")
-
-
-def estimate_matrix(method, M, key, Q, K, r_common):
-    """One draw of the (n_queries, V) matrix of estimates ŜM(q, k_c) for one method with M features."""
-    keys = jax.random.split(key, 3)
-    if method == "FAVOR+":
-        return classic.hyperbolic_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
-    if method == "Trig.":
-        return classic.trig_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
-    m = M // N_LAMBDA
-    W_pos, W_trig = jax.random.normal(keys[0], (m, d)), jax.random.normal(keys[1], (m, d))
-    T = jax.random.normal(keys[2], (N_LAMBDA, d))
-    bases = [classic.hyperbolic_estimator(W_pos), classic.trig_estimator(W_trig)]
-    lam = (
-        hybrid.angular_lambda(T)
-        if method == "Angular"
-        else hybrid.normalized_gaussian_lambda(T, sigma=1.0 / r_common, r=r_common)
-    )
-    return hybrid.hybrid_direct(bases, [lam], Q, K)
+METHODS = lm.SOFTMAX_ESTIMATORS
 
 
 def softmax_metrics(Q, K, regime):
@@ -170,7 +151,8 @@ def softmax_metrics(Q, K, regime):
         for M in S["sizes"]:
             for method in METHODS:
                 key = keys("table 4 draws", regime, si, M, method)
-                p_hat = lm.normalise_estimates(estimate_matrix(method, M, key, Q, K, r_common))
+                estimates = lm.softmax_kernel_estimates(method, M, key, Q, K, n_lambda=N_LAMBDA, radius=r_common)
+                p_hat = lm.normalise_estimates(estimates)
                 out = lm.distribution_metrics(p_true, p_hat)
                 rows[method, M].append({k: float(jnp.mean(v)) for k, v in out.items()})
     return {

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from rflib import _checks
+from rflib import _checks, kernels, moments
 
 
 def _log1mexp(t):
@@ -81,6 +81,17 @@ def log_mse_angular_hybrid(theta, r, m: int, n: int, *, printed: bool = False) -
     w_trig = p * (1 - 1.0 / n - p + p / n) if printed else (1 - p) * (1 - p + p / n)
     log_pos, log_trig = _log_terms(theta, r, m)
     return np.logaddexp(_xlog(w_pos) + log_pos, _xlog(w_trig) + log_trig)
+
+
+def log_mse_gaussian_hybrid(theta, r: float, m: int, n: int, *, sigma: float) -> np.ndarray:
+    """log MSE on S(r) of the normalised Gaussian hybrid (HRF Theorem F.1: the bipolar hybrid of Theorem 3.1 with
+    the λ-moments of ``moments.hybrid.normalized_gaussian_lambda_moments`` at ‖x − y‖² = 4r² sin²(θ/2)); HRF §4.1
+    uses σ = 1/r.  θ: (...) → (...)."""
+    theta = _angle(theta)
+    r = _checks.positive_float("r", r)
+    x, y = kernels.pair_at_angle(theta, r)
+    lam = moments.hybrid.normalized_gaussian_lambda_moments(4 * r**2 * np.sin(theta / 2) ** 2, n, sigma, r)
+    return np.asarray(moments.hybrid.log_mse_bipolar_hybrid(x, y, m, lam))
 
 
 def log_relative_error(log_mse, theta, r) -> np.ndarray:

@@ -109,3 +109,16 @@ def test_sphere_functions_are_finite_where_the_mse_overflows():
     value = sphere.log_mse_angular_hybrid(0.5, 8.0, 10, 1)
     assert np.isfinite(value) and value > 200
     assert jnp.isfinite(sphere.log_W(10.0))
+
+
+@pytest.mark.parametrize("r", [0.5, 1.25])
+def test_gaussian_hybrid_on_the_sphere_is_theorem_f_1_at_any_rotated_pair(r):
+    """The sphere form equals the generic bipolar-hybrid closed form at pairs rotated into ℝ⁵ (rotation invariance)."""
+    thetas = np.array([0.2, 1.0, 2.2, 3.0])
+    Q, _ = np.linalg.qr(np.random.default_rng(4).normal(size=(5, 5)))
+    x, y = kernels.pair_at_angle(thetas, r, d=5)
+    x, y = x @ Q.T, y @ Q.T
+    delta_sq = np.sum((x - y) ** 2, axis=-1)
+    lam = moments.hybrid.normalized_gaussian_lambda_moments(delta_sq, 8, 0.7 / r, r)
+    generic = np.asarray(moments.hybrid.log_mse_bipolar_hybrid(x, y, 16, lam))
+    np.testing.assert_allclose(sphere.log_mse_gaussian_hybrid(thetas, r, 16, 8, sigma=0.7 / r), generic, rtol=1e-12)

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from rflib import moments
 from rflib.experiments import lm
 
 
@@ -53,3 +54,30 @@ def test_batchify_needs_enough_tokens():
     with pytest.raises(ValueError, match="too few"):
         lm.batchify(np.arange(5), 3)
     assert jax.numpy.asarray(lm.batchify(np.arange(10), 2))[1, 0] == 5
+
+
+@pytest.mark.parametrize("method", ["FAVOR+", "Trig.", "Angular"])
+def test_table_4_estimators_are_unbiased_within_their_closed_form_spread(method):
+    """The mean of R independent draws is within 5 standard errors √(MSE_M/R) of SM, MSE_M from the closed forms
+    (Lemma 2.2, Theorem 3.1 with Lemma 3.2); both hybrid bases get m = M / n_lambda projections."""
+    rng = np.random.default_rng(0)
+    Q, K = 0.4 * rng.normal(size=(3, 4)), 0.4 * rng.normal(size=(5, 4))
+    M, n_lambda, R = 16, 4, 4000
+    draw = jax.vmap(lambda k: lm.softmax_kernel_estimates(method, M, k, Q, K, n_lambda=n_lambda, radius=0.8))
+    mean = np.asarray(draw(jax.random.split(jax.random.key(3), R))).mean(0)
+    x, y = Q[:, None], K[None]
+    log_mse = {
+        "FAVOR+": lambda: moments.classic.log_mse(x, y, M, kind="hyperbolic"),
+        "Trig.": lambda: moments.classic.log_mse(x, y, M, kind="trig"),
+        "Angular": lambda: moments.hybrid.log_mse(x, y, M // n_lambda, n=n_lambda),
+    }[method]()
+    z = (mean - np.exp(Q @ K.T)) / np.sqrt(np.exp(np.asarray(log_mse)) / R)
+    assert np.abs(z).max() < 5
+
+
+def test_table_4_estimators_refuse_unknown_methods_and_too_few_features():
+    Q = np.ones((2, 3))
+    with pytest.raises(ValueError, match="method must be one of"):
+        lm.softmax_kernel_estimates("ORF", 8, jax.random.key(0), Q, Q, n_lambda=8, radius=1.0)
+    with pytest.raises(ValueError, match="use M ≥ n_lambda"):
+        lm.softmax_kernel_estimates("Angular", 4, jax.random.key(0), Q, Q, n_lambda=8, radius=1.0)

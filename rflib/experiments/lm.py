@@ -19,6 +19,7 @@ import numpy as np
 import optax
 
 from rflib import _checks
+from rflib.features import classic, hybrid
 
 
 class LSTMParams(NamedTuple):
@@ -189,3 +190,34 @@ def normalise_estimates(estimates) -> jax.Array:
     if bool(jnp.any(totals == 0)):
         raise ValueError("a row of estimates sums to 0: the approximate distribution is undefined")
     return estimates / totals
+
+
+SOFTMAX_ESTIMATORS = ("FAVOR+", "Trig.", "Gaussian", "Angular")  # the rows of HRF Table 4
+
+
+def softmax_kernel_estimates(method: str, M: int, key, Q, K, *, n_lambda: int, radius: float) -> jax.Array:
+    """One draw of the (n, V) matrix ŜM(q, k_c) by one of HRF Table 4's estimators with M features per point (iid
+    Gaussian projections): ``"FAVOR+"`` (hyperbolic, HRF eq 3), ``"Trig."`` (HRF eq 2), and the hybrids with
+    m = M // n_lambda projections per base and n_lambda λ-projections, ``"Angular"`` (HRF eq 19) and
+    ``"Gaussian"`` (App F's normalised Gaussian λ with σ = 1/radius, norm radius).  Q: (n, d), K: (V, d)."""
+    _checks.one_of("method", method, SOFTMAX_ESTIMATORS)
+    M = _checks.positive_int("M", M)
+    d = _checks.points("Q", Q).shape[1]
+    keys = jax.random.split(key, 3)
+    if method == "FAVOR+":
+        return classic.hyperbolic_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
+    if method == "Trig.":
+        return classic.trig_estimator(jax.random.normal(keys[0], (M, d))).estimate(Q, K)
+    n_lambda = _checks.positive_int("n_lambda", n_lambda)
+    m = M // n_lambda
+    if m < 1:
+        raise ValueError(f"M = {M} leaves no projection per base with n_lambda = {n_lambda}; use M ≥ n_lambda")
+    W_pos, W_trig = jax.random.normal(keys[0], (m, d)), jax.random.normal(keys[1], (m, d))
+    T = jax.random.normal(keys[2], (n_lambda, d))
+    bases = [classic.hyperbolic_estimator(W_pos), classic.trig_estimator(W_trig)]
+    if method == "Angular":
+        lam = hybrid.angular_lambda(T)
+    else:
+        radius = _checks.positive_float("radius", radius)
+        lam = hybrid.normalized_gaussian_lambda(T, sigma=1.0 / radius, r=radius)
+    return hybrid.hybrid_direct(bases, [lam], Q, K)
