@@ -38,13 +38,7 @@ def main() -> None:
         if name == "attention_scaling":
             rows = attention_scaling.with_mib(rows)
         print(f"\n## {name} ({result['seconds']:.0f} s)\n")
-        print(
-            harness.table(
-                [{k: str(v) if isinstance(v, bool) else v for k, v in r.items()} for r in rows],
-                module.COLUMNS,
-                module.FORMATS,
-            )
-        )
+        print(harness.suite_table(rows, module))
         (out / f"{name}.json").write_text(json.dumps(result, indent=1))
     print(f"\nresults: {out}/<suite>.json")
 

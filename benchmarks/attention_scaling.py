@@ -94,3 +94,48 @@ FORMATS = {"ms": ".2f", "memory_MiB": ".1f"}
 def with_mib(rows: list[dict]) -> list[dict]:
     """Rows with memory in MiB for display."""
     return [{**r, "memory_MiB": None if r["memory_bytes"] is None else r["memory_bytes"] / 2**20} for r in rows]
+
+
+def time_curves(rows: list[dict], causal: bool) -> dict[str, tuple[list, list]]:
+    """{method: (L values, ms)} of the runs with the given ``causal`` flag that were timed, one entry per method of
+    :data:`METHODS` in order (empty where none was timed)."""
+    curves = {}
+    for method in METHODS:
+        sel = [r for r in rows if r["method"] == method and r["causal"] == causal and r["ms"] is not None]
+        curves[method] = ([r["L"] for r in sel], [r["ms"] for r in sel])
+    return curves
+
+
+def memory_curves(rows: list[dict]) -> dict[str, tuple[list, list]]:
+    """{method: (L values, compiled working memory in MiB)} of the causal rows, per method of :data:`METHODS`."""
+    curves = {}
+    for method in METHODS:
+        sel = [r for r in rows if r["method"] == method and r["causal"]]
+        curves[method] = ([r["L"] for r in sel], [r["memory_bytes"] / 2**20 for r in sel])
+    return curves
+
+
+def crossovers(rows: list[dict], at_length: int = 16384) -> tuple[dict, dict]:
+    """Per linear method and direction ("FAVOR+, causal", ...): the L from which it beats exact attention
+    (:func:`harness.crossover` of exact/linear time ratios, None if never) and its speed-up at L = ``at_length``
+    rounded to 0.1 (None where not measured). Returns (crossovers, speed-ups)."""
+    speed = speedups(rows)
+    found, at = {}, {}
+    for method in METHODS[1:]:
+        for causal in (False, True):
+            sel = [s for s in speed if s["method"] == method and s["causal"] == causal]
+            label = f"{method}, {'causal' if causal else 'bidirectional'}"
+            found[label] = harness.crossover([s["L"] for s in sel], [1 / s["speedup"] for s in sel])
+            at[label] = next((round(s["speedup"], 1) for s in sel if s["L"] == at_length), None)
+    return found, at
+
+
+def memory_slopes(rows: list[dict], min_length: int = 2048) -> dict[str, float]:
+    """Per method: the log–log slope of causal working memory against L over L ≥ ``min_length`` (rounded to 0.01;
+    1 for O(L), 2 for O(L²)); methods with fewer than two such rows are left out."""
+    slopes = {}
+    for method in METHODS:
+        sel = [r for r in rows if r["method"] == method and r["causal"] and r["L"] >= min_length]
+        if len(sel) >= 2:
+            slopes[method] = round(harness.loglog_slope([r["L"] for r in sel], [r["memory_bytes"] for r in sel]), 2)
+    return slopes

@@ -102,3 +102,34 @@ FORMATS = {
     "ratio_without_elementwise": ".2f",
     "ratio_same_width": ".2f",
 }
+
+
+def map_rows(rows: list[dict]) -> list[dict]:
+    """The rows of the feature maps themselves: :func:`run`'s rows after its two matmul baselines."""
+    return rows[2:]
+
+
+def cost_split(maps: list[dict]) -> tuple[list[str], list[float], list[float]]:
+    """Per map row: (name, ratio to the matmul without the elementwise part, the elementwise part's share of the
+    ratio), the two summing to the map's ratio — the stacked bars of notebook 11."""
+    names = [r["map"] for r in maps]
+    rest = [r["ratio_without_elementwise"] for r in maps]
+    elem = [r["ratio"] - r["ratio_without_elementwise"] for r in maps]
+    return names, rest, elem
+
+
+def target_note(maps: list[dict]) -> str:
+    """One sentence on the maps over :data:`TARGET_RATIO`: each one's ratio, the share of its time spent in exp or
+    sin/cos, and its ratio to a matmul writing as many columns; "all within the target" if none is over."""
+    over = {r["map"]: round(r["ratio"], 2) for r in maps if r["ratio"] > TARGET_RATIO}
+    return (
+        "over the target: "
+        + "; ".join(
+            f"{r['map']} {r['ratio']:.2f}× ({r['elementwise_ms'] / r['ms']:.0%} of it exp or sin/cos, "
+            f"{r['ratio_same_width']:.2f}× a matmul writing as many columns)"
+            for r in maps
+            if r["map"] in over
+        )
+        if over
+        else "all within the target"
+    )

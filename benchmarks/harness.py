@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import projections
-from rflib.experiments import timing
+from rflib.experiments import simulation, timing
 from rflib.experiments.allocator import allocator_tuned
 from rflib.features import hybrid
 
@@ -64,8 +64,8 @@ def working_bytes(executable) -> int | None:
 
 
 def loglog_slope(xs, ys) -> float:
-    """Least-squares slope of log y against log x."""
-    return float(np.polyfit(np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float)), 1)[0])
+    """Least-squares slope of log y against log x (``rflib.experiments.simulation.loglog_slope``)."""
+    return simulation.loglog_slope(np.asarray(xs, float), np.asarray(ys, float))
 
 
 def crossover(xs, ratio) -> float | None:
@@ -108,3 +108,22 @@ def notebook_wall_times(directory) -> dict[str, float]:
         if duration is not None:
             times[path.stem] = float(duration)
     return times
+
+
+def suite_table(rows: list[dict], module) -> str:
+    """:func:`table` of a suite's rows with the suite module's ``COLUMNS`` and ``FORMATS`` (booleans shown as
+    True/False), as printed by ``python -m benchmarks`` and shown by notebook 11."""
+    rows = [{k: str(v) if isinstance(v, bool) else v for k, v in r.items()} for r in rows]
+    return table(rows, module.COLUMNS, module.FORMATS)
+
+
+# Where each scale's executed notebooks are (tools/run_notebooks.py, the Makefile), relative to the repository root.
+EXECUTED_NOTEBOOKS = {"quick": "build/quick/executed", "standard": "build/executed", "paper": "build/executed-paper"}
+
+
+def wall_times_by_scale(root=".") -> dict[str, dict[str, float]]:
+    """{scale: {notebook stem: seconds}} from :func:`notebook_wall_times` of each scale's executed notebooks
+    (:data:`EXECUTED_NOTEBOOKS` below ``root``); a scale never run has an empty dict."""
+    from pathlib import Path
+
+    return {scale: notebook_wall_times(Path(root) / path) for scale, path in EXECUTED_NOTEBOOKS.items()}

@@ -70,3 +70,12 @@ def storage_crossover(dims=range(2, 4097)) -> int:
 
 COLUMNS = ["d", "k", "batch", "dense_ms", "kama_ms", "layers_ms", "storage_kama", "storage_dense"]
 FORMATS = {"dense_ms": ".4f", "kama_ms": ".4f", "layers_ms": ".4f"}
+
+
+LABELS = {"dense": "dense matmul", "kama": "KAMA, paper's law", "layers": "KAMA, disjoint-pair layers"}
+
+
+def curves(rows: list[dict], batch: int) -> dict[str, tuple[list, list]]:
+    """{implementation label (:data:`LABELS`): (d values, ms)} of the rows with the given batch size."""
+    sel = [r for r in rows if r["batch"] == batch]
+    return {label: ([r["d"] for r in sel], [r[f"{name}_ms"] for r in sel]) for name, label in LABELS.items()}

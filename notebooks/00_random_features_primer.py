@@ -36,18 +36,14 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-from functools import partial
-
 import jax
-import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib import attention, features, kernels, moments, projections, quadrature
-from rflib.experiments.simulation import relative_frobenius_error
-from rflib.features import classic, complex_exp, dense_exp, hybrid, png
+from rflib import features, kernels, moments, projections
+from rflib.experiments import datasets, exact_sweeps, families, identities, simulation
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -141,15 +137,7 @@ LOG_MSE = {
     "hyperbolic": moments.classic.log_mse_hyperbolic,
 }
 
-
-quad_rows = []
-for r in (0.5, 1.0, 1.5):
-    for theta in (0.3, 1.6, 2.9):
-        x, y = kernels.pair_at_angle([theta], r, d=S["d"])
-        for name, fmap in MAPS.items():
-            exact = quadrature.estimator_moments(fmap, x[0], y[0], n_points=120)
-            closed = float(jnp.exp(LOG_MSE[name](x[0], y[0], 1)))
-            quad_rows.append((name, r, theta, exact["mean"] / np.exp(x[0] @ y[0]) - 1, closed / exact["mse"] - 1))
+quad_rows = identities.moments_vs_quadrature(MAPS, LOG_MSE, (0.5, 1.0, 1.5), (0.3, 1.6, 2.9), S["d"], n_points=120)
 max_bias = max(abs(row[3]) for row in quad_rows)
 max_mse_dev = max(abs(row[4]) for row in quad_rows)
 print(f"max |E[estimate]/SM − 1| = {max_bias:.2e};  max |closed-form MSE / quadrature MSE − 1| = {max_mse_dev:.2e}")
@@ -173,19 +161,11 @@ rec.record(
 
 # %%
 theta_mc = np.linspace(0.0, np.pi, S["mc_angles"])
-mc = {name: [] for name in MAPS}
-for i, theta in enumerate(tqdm(theta_mc, desc="Monte Carlo angles")):
-    x, y = kernels.pair_at_angle([theta], d=S["d"])
-    W = np.asarray(projections.gaussian(keys("single-feature draws", i), S["mc_draws"], S["d"]))
-    for name, fmap in MAPS.items():
-        estimates = quadrature.single_feature_estimates(fmap, W, x[0], y[0])
-        closed = float(jnp.exp(LOG_MSE[name](x[0], y[0], 1)))  # the claim under test
-        exact = quadrature.estimator_moments(fmap, x[0], y[0], n_points=120)  # only for σ
-        empirical = np.mean((estimates - np.exp(x[0] @ y[0])) ** 2)
-        sigma = np.sqrt(max(exact["fourth"] - exact["mse"] ** 2, 0.0) / S["mc_draws"])
-        mc[name].append((empirical, closed, sigma))
+mc = simulation.single_feature_mse(  # name → (empirical, closed form, σ from the exact 4th moment) per angle
+    lambda i: keys("single-feature draws", i), MAPS, LOG_MSE, theta_mc, S["d"], S["mc_draws"], progress=tqdm
+)
 # Where an estimator is exact (trig at θ = 0, positive and hyperbolic at θ = π) both MSEs are round-off (≤ 1e-24).
-within = {name: sum(abs(e - c) <= 5 * s + 1e-24 for e, c, s in rows) for name, rows in mc.items()}
+within = {name: simulation.count_within_band(*np.array(rows).T, n_sigma=5, floor=1e-24) for name, rows in mc.items()}
 print({name: f"{within[name]}/{len(theta_mc)} angles within 5σ" for name in MAPS})
 rec.record(
     "lemma_2_2_closed_form_vs_monte_carlo",
@@ -212,22 +192,15 @@ m_of = {"trig": m, "hyperbolic": m, "positive": 2 * m}  # equal feature dimensio
 log_rel = {name: np.asarray(moments.classic.log_relative_mse(LOG_MSE[name](x, y, m_of[name]), x, y)) for name in MAPS}
 
 norm_ratios = np.geomspace(0.25, 4.0, S["n_radius"])
-surface = np.empty((norm_ratios.size, theta_grid.size))
-for i, rho in enumerate(norm_ratios):
-    xr, yr = kernels.pair_at_angle(theta_grid, 1.0, rho, d=S["d"])
-    surface[i] = np.asarray(LOG_MSE["trig"](xr, yr, m) - LOG_MSE["hyperbolic"](xr, yr, m)) / np.log(10)
+surface = exact_sweeps.log10_mse_ratio(LOG_MSE["trig"], LOG_MSE["hyperbolic"], theta_grid, norm_ratios, m, S["d"])
 
 fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(11, 4.2))
+_, ymc = kernels.pair_at_angle(theta_mc, d=S["d"])
+sm2 = np.exp(2 * ymc[:, 0])  # SM² = exp(2 xᵀy) with x = e₁
 for (name, values), colour in zip(log_rel.items(), plotting.PALETTE, strict=False):
     ax_a.plot(theta_grid, values / np.log(10), color=colour, label=f"{name} (closed form)")
-    emp = np.array([row[0] for row in mc[name]]) / m_of[name]
-    sig = np.array([row[2] for row in mc[name]]) / m_of[name]
-    _, ymc = kernels.pair_at_angle(theta_mc, d=S["d"])
-    sm2 = np.exp(2 * ymc[:, 0])  # SM² = exp(2 xᵀy) with x = e₁
-    lower = np.log10(np.maximum(emp - 2 * sig, emp * 1e-3) / sm2)
-    upper = np.log10((emp + 2 * sig) / sm2)
-    centre = np.log10(emp / sm2)
-    ax_a.errorbar(theta_mc, centre, yerr=[centre - lower, upper - centre], fmt="o", ms=4, color=colour, capsize=2)
+    emp, _, sig = np.array(mc[name]).T / m_of[name]  # m-feature MSE = single-feature MSE / m
+    plotting.log10_errorbars(ax_a, theta_mc, emp, 2 * sig, scale=sm2, fmt="o", ms=4, color=colour, capsize=2)
 ax_a.set(
     xlabel="angle θ between x and y (rad)",
     ylabel="log₁₀ relative MSE  (MSE / SM²)",
@@ -240,15 +213,13 @@ ax_b.contour(theta_grid, norm_ratios, surface, levels=[0.0], colors="k", linewid
 ax_b.set_yscale("log", base=2)
 fig.colorbar(mesh, ax=ax_b, label="log₁₀ (MSE trig / MSE hyperbolic)")
 ax_b.set(xlabel="angle θ (rad)", ylabel="‖y‖ / ‖x‖  (‖x‖ = 1)", title="(b) red: hyperbolic better · blue: trig better")
-fig.text(
-    0.01,
-    -0.04,
+plotting.caption(
+    fig,
     f"Markers: seeded Monte Carlo ({S['mc_draws']:,} single-feature draws per angle, ±2σ), "
     f"{scale} scale. Lines and surface: closed forms (HRF Lemma 2.2), m = {m} as in HRF Fig 1.",
-    fontsize=8,
+    -0.04,
 )
-plotting.savefig("primer_mse_profiles", fig)
-plt.show()
+plotting.finish_figure(fig, "primer_mse_profiles", tight=False)
 
 # %%
 # %% [markdown]
@@ -258,10 +229,8 @@ plt.show()
 # for unequal norms too, while the size of each estimator's advantage grows with the norms.
 
 # %%
-gap = log_rel["trig"] - log_rel["hyperbolic"]
-interior = gap[1:-1]  # the endpoints are ±inf where one estimator is exact
-monotone = bool(np.all(np.diff(interior) > 0))
-theta_star = float(np.interp(0.0, interior, theta_grid[1:-1])) if monotone else float("nan")
+# the endpoints are ±inf where one estimator is exact: the crossing is interpolated on the interior
+monotone, theta_star = exact_sweeps.crossing_angle(theta_grid, log_rel["trig"] - log_rel["hyperbolic"])
 trig_exact_at_0 = bool(log_rel["trig"][0] / np.log(10) < -30)
 hyp_exact_at_pi = bool(log_rel["hyperbolic"][-1] / np.log(10) < -30)
 print(
@@ -300,18 +269,9 @@ rec.record(
 
 # %%
 d_qr = 4
-z = jnp.zeros(d_qr).at[0].set(1.0)
-k_qr = keys("qr sign study")
 n_rows = S["qr_blocks"] * d_qr
-samplers = {
-    "iid Gaussian": lambda k: projections.gaussian(k, n_rows, d_qr),
-    "orthogonal, sign-fixed QR (rflib)": lambda k: projections.orthogonal(k, n_rows, d_qr),
-    "orthogonal, unfixed QR (public code)": lambda k: projections.orthogonal(k, n_rows, d_qr, sign_fix=False),
-}
-qr_means = {}
-for label, sampler in samplers.items():
-    values = np.exp(np.asarray(sampler(k_qr) @ z))
-    qr_means[label] = (values.mean(), values.std() / np.sqrt(values.size))
+# mean ± s.e. of exp(ωᵀe₁) over n_rows rows of iid, sign-fixed orthogonal and unfixed-QR orthogonal ω (one key)
+qr_means = simulation.qr_sign_bias(keys("qr sign study"), n_rows, d_qr)
 target = float(np.exp(0.5))
 for label, (mean, se) in qr_means.items():
     print(f"{label:<40} {mean:.4f} ± {se:.4f}   ({(mean - target) / se:+.1f} standard errors from {target:.4f})")
@@ -340,30 +300,17 @@ rec.record(
 # %%
 d_o = S["orth_d"]
 xo, yo = kernels.pair_at_angle([np.pi / 3], 0.6, d=d_o)
-sm_o = float(np.exp(xo[0] @ yo[0]))
 ms_o = [max(1, d_o // 4), d_o // 2, d_o, 2 * d_o, 4 * d_o]
-ratio = {"trig": [], "positive": []}
-for name in ratio:
-    for m_o in tqdm(ms_o, desc=f"ORF vs iid ({name})"):
-        # One call draws all redraws at once: orthogonal() makes independent blocks of d rows with independent
-        # χ_d norms, so consecutive groups of ⌈m/d⌉ blocks are independent ORF matrices with m rows each.
-        rows_per_draw = -(-m_o // d_o) * d_o
-        W_all = projections.orthogonal(keys("orthogonal vs iid", m_o), S["orth_redraws"] * rows_per_draw, d_o)
-        W_all = np.asarray(W_all).reshape(S["orth_redraws"], rows_per_draw, d_o)[:, :m_o].reshape(-1, d_o)
-        single = quadrature.single_feature_estimates(MAPS[name], W_all, xo[0], yo[0])
-        sq = (single.reshape(S["orth_redraws"], m_o).mean(axis=1) - sm_o) ** 2
-        iid = float(jnp.exp(LOG_MSE[name](xo[0], yo[0], m_o)))
-        ratio[name].append((sq.mean() / iid, 2 * sq.std() / np.sqrt(sq.size) / iid))
+ratio = {  # name → (MSE(ORF) / closed-form MSE(iid), 2 s.e.) per m; the same ORF draws for both maps
+    name: simulation.orthogonal_over_iid_mse(
+        lambda m_o: keys("orthogonal vs iid", m_o), MAPS[name], LOG_MSE[name], xo[0], yo[0], ms_o, S["orth_redraws"]
+    )
+    for name in tqdm(("trig", "positive"), desc="ORF vs iid")
+}
 
 fig, (ax_q, ax_r) = plt.subplots(1, 2, figsize=(11, 3.8))
-labels = list(qr_means)
-ax_q.bar(
-    range(3),
-    [qr_means[k][0] for k in labels],
-    yerr=[2 * qr_means[k][1] for k in labels],
-    color=plotting.PALETTE[:3],
-    capsize=4,
-)
+qr_mean, qr_se = np.array(list(qr_means.values())).T
+ax_q.bar(range(3), qr_mean, yerr=2 * qr_se, color=plotting.PALETTE[:3], capsize=4)
 ax_q.axhline(target, color="k", ls="--", lw=1, label=r"$\mathbb{E}\,e^{\omega^\top z} = e^{1/2}$")
 ax_q.set_xticks(range(3), ["iid", "ORF sign-fixed\n(rflib)", "ORF unfixed QR\n(public code)"])
 ax_q.set(
@@ -374,8 +321,7 @@ ax_q.set(
 ax_q.set_ylim(1.0, 1.8)
 ax_q.legend(loc="lower right")
 for (name, rows), colour in zip(ratio.items(), plotting.PALETTE, strict=False):
-    vals = np.array(rows)
-    ax_r.errorbar(np.array(ms_o) / d_o, vals[:, 0], yerr=vals[:, 1], fmt="o-", color=colour, capsize=3, label=name)
+    ax_r.errorbar(np.array(ms_o) / d_o, *np.array(rows).T, fmt="o-", color=colour, capsize=3, label=name)
 ax_r.axhline(1.0, color="k", ls="--", lw=1)
 ax_r.set_xscale("log", base=2)
 ax_r.set(
@@ -384,15 +330,12 @@ ax_r.set(
     title=f"(b) orthogonal gain, d = {d_o}, r = 0.6, θ = π/3",
 )
 ax_r.legend()
-fig.text(
-    0.01,
-    -0.05,
+plotting.caption(
+    fig,
     f"{scale} scale: (a) {n_rows:,} rows per sampler; (b) {S['orth_redraws']:,} redraws of W per "
     "point, iid MSE in closed form, ±2 standard errors.",
-    fontsize=8,
 )
-plotting.savefig("primer_orthogonal", fig)
-plt.show()
+plotting.finish_figure(fig, "primer_orthogonal", tight=False)
 
 # %%
 at_d = ms_o.index(d_o)
@@ -428,35 +371,22 @@ rec.record(
 
 # %%
 L_att, d_att = S["att_L"], S["att_d"]
-kq, kk, kv = keys("attention inputs", "Q"), keys("attention inputs", "K"), keys("attention inputs", "V")
 sigma_qk = 0.5
-Q = sigma_qk * jax.random.normal(kq, (L_att, d_att)) / d_att**0.25
-K = sigma_qk * jax.random.normal(kk, (L_att, d_att)) / d_att**0.25
-V = jax.random.normal(kv, (L_att, d_att))
-exact_att = attention.softmax_attention(Q, K, V)
+Q, K, V = datasets.gaussian_attention_inputs(*(keys("attention inputs", n) for n in "QKV"), L_att, d_att, sigma_qk)
 
-estimators = {
+estimators = {  # name: (feature map, projection sampler, feature columns per projection)
     "trig, iid": (features.trig_features, projections.gaussian, 2),
     "positive, iid": (features.positive_features, projections.gaussian, 1),
     "positive, orthogonal": (features.positive_features, projections.orthogonal, 1),
     "hyperbolic, orthogonal": (features.hyperbolic_features, projections.orthogonal, 2),
 }
-att_err = {name: np.zeros((len(S["att_F"]), S["att_seeds"])) for name in estimators}
-exact_norm = jnp.linalg.norm(exact_att)
-for s in tqdm(range(S["att_seeds"]), desc="attention seeds"):
-    for j, F in enumerate(S["att_F"]):
-        for name, (fmap, sampler, columns_per_projection) in estimators.items():
-            W = sampler(keys("attention projections", s, j), F // columns_per_projection, d_att)
-            approx = attention.linear_attention(Q, K, V, partial(fmap, W))
-            att_err[name][j, s] = float(jnp.linalg.norm(approx - exact_att) / exact_norm)
+att_err = simulation.attention_errors(  # name → (len(F), seeds) relative errors; draw (s, j) shared by all maps
+    lambda s, j: keys("attention projections", s, j), Q, K, V, estimators, S["att_F"], S["att_seeds"], progress=tqdm
+)
 
 fig, ax = plt.subplots(figsize=(6.4, 4.2))
 Fs = np.array(S["att_F"])
-for (name, errs), colour in zip(att_err.items(), plotting.PALETTE, strict=False):
-    q25, median, q75 = np.percentile(errs, [25, 50, 75], axis=1)
-    ax.plot(Fs, median, "o-", color=colour, label=name)
-    ax.fill_between(Fs, q25, q75, color=colour, alpha=0.2)
-    ax.plot(Fs, errs.max(axis=1), "x", color=colour, ms=5)
+plotting.quantile_bands(ax, Fs, att_err)  # median line, interquartile band, × = worst draw
 ref = np.median(att_err["positive, orthogonal"], axis=1)[0] * np.sqrt(Fs[0] / Fs)
 ax.plot(Fs, ref, "k:", lw=1, label=r"$\propto F^{-1/2}$")
 ax.set_xscale("log", base=2)
@@ -467,15 +397,13 @@ ax.set(
     title=f"Softmax attention, L = {L_att}, d = {d_att}",
 )
 ax.legend(fontsize=8)
-fig.text(
-    0.01,
-    -0.06,
+plotting.caption(
+    fig,
     f"{scale} scale: median and interquartile band over {S['att_seeds']} feature draws, × = worst "
     f"draw; one fixed random Q, K, V (σ = {sigma_qk}).",
-    fontsize=8,
+    -0.06,
 )
-plotting.savefig("primer_attention_error", fig)
-plt.show()
+plotting.finish_figure(fig, "primer_attention_error", tight=False)
 
 # %% [markdown]
 # Trigonometric features can make the normaliser $\hat D$ of a row nearly zero or negative; that row's output then
@@ -518,13 +446,11 @@ rec.record(
 # those $F$ as a geometric mean over draws, with a ±2 standard-error band.
 
 # %%
-large_F = Fs >= 128
-log_med = np.log(median_err["positive, orthogonal"])
-slope = float(np.polyfit(np.log(Fs[large_F]), log_med[large_F], 1)[0]) if large_F.sum() >= 2 else float("nan")
-slope_all = float(np.polyfit(np.log(Fs), log_med, 1)[0])
-log_gap = np.log(att_err["positive, orthogonal"][small_F]) - np.log(att_err["positive, iid"][small_F])
-orf_ratio = float(np.exp(log_gap.mean()))
-orf_band = float(2 * log_gap.std() / np.sqrt(log_gap.size))
+slope = simulation.loglog_slope(Fs, median_err["positive, orthogonal"], x_min=128)  # NaN if < 2 points
+slope_all = simulation.loglog_slope(Fs, median_err["positive, orthogonal"])
+orf_ratio, orf_band = simulation.paired_log_ratio(
+    att_err["positive, orthogonal"][small_F], att_err["positive, iid"][small_F]
+)
 print(f"slope of the median error (positive, orthogonal): {slope:.3f} for F ≥ 128, {slope_all:.3f} over all F")
 print(f"error ratio ORF/iid (positive, F ≤ d): {orf_ratio:.3f} (log ±2 s.e. {orf_band:.3f})")
 rec.record(
@@ -559,40 +485,11 @@ d_f, n_f, F_f = 16, 256, 64
 X_f = 0.3 * jax.random.normal(keys("families", "queries"), (n_f, d_f))
 Y_f = 0.3 * jax.random.normal(keys("families", "keys"), (n_f, d_f))
 V_f = jax.random.normal(keys("families", "values"), (n_f, 4))
-K_softmax, K_angular = kernels.softmax_kernel(X_f, Y_f), kernels.angular_kernel(X_f, Y_f)
-att_exact = attention.softmax_attention(X_f, Y_f, V_f)
-sderf = dense_exp.fit("sderf", X_f, Y_f)
-ce_A = jnp.exp(0.25j * jnp.pi) * jnp.eye(d_f)
-
-
-def families(draw):
-    """name → (estimator with 64 features per point, the kernel it estimates) for one draw of the projections."""
-    W = projections.sample("orthogonal", keys("families", "W", draw), F_f, d_f)
-    W_kama = projections.sample("givens", keys("families", "givens", draw), F_f, d_f)
-    W_trig = projections.sample("orthogonal", keys("families", "hybrid trig", draw), 4, d_f)
-    half = W[: F_f // 2]  # two features per projection
-    return {
-        "trigonometric (HRF eq 2)": (classic.trig_estimator(half), K_softmax),
-        "positive, FAVOR+ (Performer)": (classic.positive_estimator(W), K_softmax),
-        "hyperbolic (HRF eq 3)": (classic.hyperbolic_estimator(half), K_softmax),
-        "complex exp., A = e^{iπ/4} I (HRF §2.3)": (complex_exp.complex_exponential_estimator(half, ce_A), K_softmax),
-        "angular hybrid, m = 4, n = 3 (HRF eq 19)": (hybrid.angular_hybrid_estimator(W[:4], W_trig, W[4:7]), K_softmax),
-        "SDERF fitted, FAVOR# (Thm 4.3)": (dense_exp.estimator(sderf, W), K_softmax),
-        "positive on KAMA Givens rows": (classic.positive_estimator(W_kama), K_softmax),
-        "PNG sgn on KAMA Givens rows (KAMA-NNs eq 2)": (png.estimator("sgn", W_kama), K_angular),
-    }
-
-
-errors = {}
-for draw in range(S["family_draws"]):
-    for name, (est, K) in families(draw).items():
-        assert est.query_features(X_f).body.shape[1] == F_f
-        kernel_err = float(relative_frobenius_error(est.estimate(X_f, Y_f), K))
-        att_err_f = float("nan")
-        if K is K_softmax:
-            out = attention.linear_attention(X_f, Y_f, V_f, est)
-            att_err_f = float(jnp.linalg.norm(out - att_exact) / jnp.linalg.norm(att_exact))
-        errors.setdefault(name, []).append((kernel_err, att_err_f))
+# families.every_family builds the eight estimators from one draw of orthogonal, Givens, trig and sign rows;
+# family_errors draws them S["family_draws"] times: name → (kernel matrix error, attention error) per draw.
+errors = families.family_errors(
+    lambda kind, draw: keys("families", kind, draw), X_f, Y_f, V_f, S["family_draws"], features=F_f
+)
 
 
 def mean_se(values):

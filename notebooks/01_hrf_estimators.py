@@ -43,16 +43,16 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
+from functools import partial
+
 import jax
-import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from scipy import optimize
 from tqdm.auto import tqdm
 
-from rflib import kernels, moments, quadrature, sphere
-from rflib.experiments import simulation
+from rflib import kernels, sphere
+from rflib.experiments import exact_sweeps, identities, simulation
 from rflib.features import classic, complex_exp, hybrid
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
@@ -105,17 +105,8 @@ A_CASES = {
     "real diagonal": np.diag([0.7, 1.6]) + 0j,
 }
 x_ce, y_ce = np.array([0.5, -0.3]), np.array([0.2, 0.6])
-W_nodes, weights = quadrature.projection_rule(np.eye(2), n_points=100)
-ce_rows = []
-for name, A in A_CASES.items():
-    left = complex_exp.ce_features(W_nodes, x_ce[None], A)[0]
-    right = complex_exp.ce_features(W_nodes, y_ce[None], np.linalg.inv(A).T)[0]
-    e = np.asarray(W_nodes.shape[0] * left * right)  # single-projection estimates, one per node
-    sm = np.exp(x_ce @ y_ce)
-    mean = quadrature.expectation(e, weights)
-    real_mse = quadrature.expectation((e.real - sm) ** 2, weights)
-    closed = float(jnp.exp(moments.complex_exp.log_mse_complex_exponential(x_ce, y_ce, A, 1)))
-    ce_rows.append((name, abs(mean / sm - 1), real_mse, closed, abs(closed / real_mse - 1)))
+# per A: (name, |E/SM − 1|, Re-part MSE by 100² Gauss–Hermite nodes, closed form, relative difference)
+ce_rows = identities.complex_exp_vs_quadrature(A_CASES, x_ce, y_ce, n_points=100)
 ce_cells = [[n, f"{b:.1e}", f"{q:.6g}", f"{c:.6g}", f"{d:.1e}"] for n, b, q, c, d in ce_rows]
 display(
     Markdown(markdown_table(["A", "abs(E/SM − 1)", "Re-part MSE, quadrature", "closed form", "rel. diff"], ce_cells))
@@ -123,22 +114,9 @@ display(
 k1, k2, k3 = keys("lemma 2.4 demo", "W"), keys("lemma 2.4 demo", "X"), keys("lemma 2.4 demo", "Y")
 W_demo = jax.random.normal(k1, (32, 4))
 X_demo, Y_demo = 0.6 * jax.random.normal(k2, (6, 4)), 0.6 * jax.random.normal(k3, (5, 4))
-gap_trig = float(
-    jnp.max(
-        jnp.abs(
-            complex_exp.complex_exponential_estimator(W_demo, 1j * np.eye(4)).estimate(X_demo, Y_demo)
-            - classic.trig_estimator(W_demo).estimate(X_demo, Y_demo)
-        )
-    )
-)
-gap_pos = float(
-    jnp.max(
-        jnp.abs(
-            complex_exp.complex_exponential_estimator(W_demo, np.eye(4)).estimate(X_demo, Y_demo)
-            - classic.positive_estimator(W_demo).estimate(X_demo, Y_demo)
-        )
-    )
-)
+ce_trig, ce_pos = (complex_exp.complex_exponential_estimator(W_demo, A) for A in (1j * np.eye(4), np.eye(4)))
+gap_trig = identities.max_abs_gap(ce_trig, classic.trig_estimator(W_demo), X_demo, Y_demo)
+gap_pos = identities.max_abs_gap(ce_pos, classic.positive_estimator(W_demo), X_demo, Y_demo)
 print(f"max |Re CE(A=iI) − trig| = {gap_trig:.1e};  max |CE(A=I) − positive| = {gap_pos:.1e}  (same ω)")
 rec.record(
     "ce_unbiased_and_mse",
@@ -172,25 +150,8 @@ rec.record(
 # $\Psi_1(X)\Psi_2(Y)^\top$ against eq 8 evaluated term by term for random configurations.
 
 # %%
-gaps = {}
-for trial in tqdm(range(5), desc="Lemma 2.3 configurations"):
-    k = jax.random.split(keys("lemma 2.3 configuration", trial), 8)
-    d = 6
-    X, Y = 0.5 * jax.random.normal(k[0], (7, d)), 0.5 * jax.random.normal(k[1], (5, d))
-    W_pos, W_trig = jax.random.normal(k[2], (8, d)), jax.random.normal(k[3], (8, d))
-    T = jax.random.normal(k[4], (4, d))
-    configs = {
-        "angular, independent ω (I)": ([W_pos, W_trig], hybrid.angular_lambda(T)),
-        "angular, shared ω (II)": ([W_pos, W_pos], hybrid.angular_lambda(T)),
-        "normalised Gaussian λ (a = 1/ρ > 1)": ([W_pos, W_trig], hybrid.normalized_gaussian_lambda(T, 1.2, 0.5)),
-        "Gaussian λ, eq 20": ([W_pos, W_trig], hybrid.gaussian_lambda(T, 0.9, jax.random.normal(k[5], (d, d)))),
-    }
-    for name, (Ws, lam) in configs.items():
-        bases = [classic.hyperbolic_estimator(Ws[0]), classic.trig_estimator(Ws[1])]
-        via_features = hybrid.hybrid_estimator(bases, [lam]).estimate(X, Y)
-        direct = hybrid.hybrid_direct(bases, [lam], X, Y)
-        gaps[name] = max(gaps.get(name, 0.0), float(jnp.max(jnp.abs(via_features / direct - 1))))
-dim = hybrid.angular_hybrid_estimator(W_pos, W_trig, T).query_features(X).body.shape[1]
+# hybrid name → max |Ψ₁ᵀΨ₂ / eq 8 − 1| over 5 random configurations in d = 6 (m = 8, n = 4); the angular dimension
+gaps, dim = identities.hybrid_feature_map_gaps(lambda trial: keys("lemma 2.3 configuration", trial), 5, d=6, m=8, n=4)
 for name, gap in gaps.items():
     print(f"{name:40s} max relative gap {gap:.1e}")
 print(f"angular hybrid feature dimension with m = 8, n = 4: {dim} = 4m(n+1) = {4 * 8 * 5}")
@@ -223,42 +184,26 @@ rec.record(
 theta_grid = np.linspace(0.0, np.pi, S["n_theta"])
 r_grid = np.linspace(0.0, 5.0, S["n_radius"])[1:]
 TH, RR = np.meshgrid(theta_grid, r_grid)
-LOG_MSE_SPHERE = {
-    "trigonometric": lambda t, r: sphere.log_mse_trig(t, r, M_FIG1),
-    "FAVOR+ (antithetic positive)": lambda t, r: sphere.log_mse_hyperbolic(t, r, M_FIG1),
-    f"angular hybrid (n = {N_FIG1})": lambda t, r: sphere.log_mse_angular_hybrid(t, r, M_FIG1, N_FIG1),
+hybrid_name = f"angular hybrid (n = {N_FIG1})"
+LOG_MSE_SPHERE = {  # closed forms on the sphere, (θ, r) → log MSE
+    "trigonometric": partial(sphere.log_mse_trig, m=M_FIG1),
+    "FAVOR+ (antithetic positive)": partial(sphere.log_mse_hyperbolic, m=M_FIG1),
+    hybrid_name: partial(sphere.log_mse_angular_hybrid, m=M_FIG1, n=N_FIG1),
 }
 surfaces = {name: f(TH, RR) / np.log(10) for name, f in LOG_MSE_SPHERE.items()}
 
-
-MC_ESTIMATORS = {  # factory and random-matrix shapes (d = 2) for simulation.pointwise_estimates
+MC_ESTIMATORS = {  # the same estimators as rflib feature maps: factory and random-matrix shapes (d = 2)
     "trigonometric": (classic.trig_estimator, {"W": (M_FIG1, 2)}),
     "FAVOR+ (antithetic positive)": (classic.hyperbolic_estimator, {"W": (M_FIG1, 2)}),
-    "hybrid": (hybrid.angular_hybrid_estimator, {"W_pos": (M_FIG1, 2), "W_trig": (M_FIG1, 2), "T": (N_FIG1, 2)}),
+    hybrid_name: (hybrid.angular_hybrid_estimator, {"W_pos": (M_FIG1, 2), "W_trig": (M_FIG1, 2), "T": (N_FIG1, 2)}),
 }
-
-
-def mc_estimates(key, x, y, kind, draws):
-    """`draws` independent estimates of SM(x, y) by rflib's estimators (fresh projections every draw)."""
-    make, shapes = MC_ESTIMATORS[kind]
-    return simulation.pointwise_estimates(key, x, y, make, shapes, draws)
-
-
 r_mc = 0.5
 theta_mc = np.linspace(0.0, np.pi, S["mc_angles"])
-mc_rows = {name: [] for name in surfaces}
-for i, theta in enumerate(tqdm(theta_mc, desc="Fig 1 Monte Carlo angles")):
-    x, y = kernels.pair_at_angle(theta, r_mc)
-    for name in surfaces:
-        kind = "hybrid" if name.startswith("angular") else name
-        est = mc_estimates(keys("fig 1 monte carlo", i, name), x, y, kind, S["mc_draws"])
-        sq = (est - np.exp(x @ y)) ** 2
-        mc_rows[name].append((sq.mean(), sq.std() / np.sqrt(sq.size)))
+mc_rows = simulation.mse_at_angles(  # name → (MSE, standard error), each over the angles; fresh ω every draw
+    lambda i, name: keys("fig 1 monte carlo", i, name), theta_mc, r_mc, MC_ESTIMATORS, S["mc_draws"], progress=tqdm
+)
 closed_mc = {name: np.exp(f(theta_mc, r_mc)) for name, f in LOG_MSE_SPHERE.items()}
-within = {
-    name: sum(abs(e - c) <= 5 * s + 1e-24 for (e, s), c in zip(rows, closed_mc[name], strict=True))
-    for name, rows in mc_rows.items()
-}
+within = {name: simulation.count_within_band(e, closed_mc[name], s, n_sigma=5) for name, (e, s) in mc_rows.items()}
 
 fig = plt.figure(figsize=(18, 4.6))
 for k, (name, Z) in enumerate(surfaces.items()):
@@ -273,26 +218,21 @@ ax = fig.add_subplot(1, 4, 4)
 for name, colour in zip(LOG_MSE_SPHERE, plotting.PALETTE, strict=False):
     fine = LOG_MSE_SPHERE[name](theta_grid, r_mc) / np.log(10)
     ax.plot(theta_grid, fine, color=colour, label=name)
-    emp = np.array([row[0] for row in mc_rows[name]])
-    ax.plot(theta_mc, np.log10(np.maximum(emp, 10**-7.9)), "o", color=colour, ms=4, clip_on=False)
+    ax.plot(theta_mc, np.log10(np.maximum(mc_rows[name][0], 10**-7.9)), "o", color=colour, ms=4, clip_on=False)
 ax.set(xlabel="θ (rad)", ylabel="log₁₀ MSE", title=f"(d) slice r = {r_mc}: closed form vs Monte Carlo", ylim=(-8, 0))
 ax.legend(loc="lower center", fontsize=7)
-fig.text(
-    0.01,
-    -0.05,
+plotting.caption(
+    fig,
     f"HRF Fig 1 reproduced from the closed forms (Lemma 2.2, corrected eq 47), m = {M_FIG1}, n = {N_FIG1}, "
     f"r ∈ (0, 5], surfaces clipped below at 10⁻⁶. (d) markers: {S['mc_draws']:,} seeded Monte Carlo draws per angle "
     f"of rflib's estimators ({scale} scale); exact zeros plotted at the axis floor.",
-    fontsize=8,
 )
 fig.subplots_adjust(wspace=0.25)
-plotting.savefig("hrf_fig1_mse_surfaces", fig)
-plt.show()
+plotting.finish_figure(fig, "hrf_fig1_mse_surfaces", tight=False)
 
 ROUND_OFF = -20.0  # log₁₀ MSE below this is zero up to round-off (cos(π/2) = 6e-17, not 0, in floating point)
 at_zero = {name: Z[:, 0] for name, Z in surfaces.items()}
 at_pi = {name: Z[:, -1] for name, Z in surfaces.items()}
-hybrid_name = f"angular hybrid (n = {N_FIG1})"
 print({name: f"{within[name]}/{len(theta_mc)} angles within 5σ" for name in within})
 ends = {
     "hybrid_max_log10_mse_at_0_and_pi": float(max(at_zero[hybrid_name].max(), at_pi[hybrid_name].max())),
@@ -331,29 +271,27 @@ rec.record(
 # a Monte Carlo MSE would be unreliable (HRF notes §3.0), so only closed forms are shown there.
 
 # %%
-rows = []
-mc_ok, printed_rejected = [], []
-for r in (0.5, 1.0):
-    for theta in (0.3, 1.1, 2.5):
-        x, y = kernels.pair_at_angle(theta, r)
-        generic = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, M_FIG1, N_FIG1)))
-        corrected = float(np.exp(sphere.log_mse_angular_hybrid(theta, r, M_FIG1, N_FIG1)))
-        printed = float(np.exp(sphere.log_mse_angular_hybrid(theta, r, M_FIG1, N_FIG1, printed=True)))
-        mc_text = "—"
-        if r <= 0.5:
-            est = mc_estimates(
-                keys("theorem 3.1 monte carlo", str(r), str(theta)),
-                x,
-                y,
-                "hybrid",
-                S["mc_draws"],
-            )
-            sq = (est - np.exp(x @ y)) ** 2
-            se = sq.std() / np.sqrt(sq.size)
-            mc_text = f"{sq.mean():.5g} ± {se:.2g}"
-            mc_ok.append(abs(sq.mean() - corrected) <= 5 * se)
-            printed_rejected.append(abs(sq.mean() - printed) > 5 * se)
-        rows.append([r, theta, f"{generic:.6g}", f"{corrected:.6g}", f"{printed:.6g}", mc_text])
+eq47 = simulation.angular_hybrid_mse_table(  # per (r, θ): generic, corrected, printed closed forms, Monte Carlo
+    lambda r, t: keys("theorem 3.1 monte carlo", str(r), str(t)),
+    (0.5, 1.0),
+    (0.3, 1.1, 2.5),
+    M_FIG1,
+    N_FIG1,
+    S["mc_draws"],
+    monte_carlo_up_to=0.5,
+)
+checked = [(row["mc"], row) for row in eq47 if row["mc"] is not None]
+mc_ok = [abs(mse - row["corrected"]) <= 5 * se for (mse, se), row in checked]
+printed_rejected = [abs(mse - row["printed"]) > 5 * se for (mse, se), row in checked]
+rows = [
+    [
+        row["r"],
+        row["theta"],
+        *(f"{row[k]:.6g}" for k in ("generic", "corrected", "printed")),
+        f"{row['mc'][0]:.5g} ± {row['mc'][1]:.2g}" if row["mc"] else "—",
+    ]
+    for row in eq47
+]
 header = ["r", "θ", "Thm 3.1 ∘ Lemmas 2.2, 3.2", "eq 47 corrected", "eq 47 as printed", "Monte Carlo (±1 s.e.)"]
 display(Markdown(markdown_table(header, rows)))
 rec.record(
@@ -379,23 +317,11 @@ rec.record(
 
 # %%
 x, y = kernels.pair_at_angle(2.5, 0.2, 1.2)
-variant_rows, variant_ok = [], []
-
-
-def shared_hybrid(W_pos, T):
-    """Variant II: the same projections in both bases."""
-    return hybrid.angular_hybrid_estimator(W_pos, W_pos, T)
-
-
-for shared in tqdm((False, True), desc="Theorem 3.1 variants"):
-    shapes = {"W_pos": (4, 2), "T": (2, 2)} | ({} if shared else {"W_trig": (4, 2)})
-    make = shared_hybrid if shared else hybrid.angular_hybrid_estimator
-    est = simulation.pointwise_estimates(keys("theorem 3.1 variants", int(shared)), x, y, make, shapes, S["mc_draws"])
-    sq = (est - np.exp(x @ y)) ** 2
-    se = sq.std() / np.sqrt(sq.size)
-    closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, 4, 2, shared=shared)))
-    variant_ok.append(abs(sq.mean() - closed) <= 5 * se)
-    variant_rows.append((("II (shared)" if shared else "I (independent)"), closed, sq.mean(), se))
+variants = simulation.angular_hybrid_variants(  # shared → (closed form, Monte Carlo MSE, s.e.), m = 4, n = 2
+    lambda shared: keys("theorem 3.1 variants", int(shared)), x, y, 4, 2, S["mc_draws"]
+)
+variant_ok = [abs(mse - closed) <= 5 * se for closed, mse, se in variants.values()]
+variant_rows = [("II (shared)" if shared else "I (independent)", *v) for shared, v in variants.items()]
 for name, closed, emp, se in variant_rows:
     print(f"variant {name:16s} closed form {closed:.5f}   Monte Carlo {emp:.5f} ± {se:.5f}")
 rec.record(
@@ -435,36 +361,13 @@ rec.record(
 
 # %%
 r_values = np.linspace(1.0, S["r_max"], S["r_points"])
-exact = {
-    n: np.array(
-        [
-            sphere.angular_hybrid_max_relative_error(r, M_FIG1, n, n_grid=S["n_grid"])[1]
-            for r in tqdm(r_values, desc=f"max over θ, n = {n}")
-        ]
-    )
-    for n in N_LAMBDA
-}
+# n → log ε_S(r) over r_values: max over an n_grid-point θ grid, polished by Brent's method
+exact = exact_sweeps.max_relative_errors(r_values, M_FIG1, N_LAMBDA, n_grid=S["n_grid"], progress=tqdm)
 unit = sphere.log_W(r_values) - 0.5 * np.log(2 * M_FIG1)
 printed_bound = {n: sphere.log_theorem_3_5_bound(r_values, M_FIG1, n) for n in N_LAMBDA}
 corrected_bound = {n: sphere.log_theorem_3_5_bound(r_values, M_FIG1, n, corrected=True) for n in N_LAMBDA}
-
-
-def crossing(n):
-    """Smallest r ≥ 1 where the exact max relative error exceeds the printed bound (Brent root)."""
-
-    def gap(r):
-        return sphere.angular_hybrid_max_relative_error(r, M_FIG1, n, n_grid=20_001)[1] - sphere.log_theorem_3_5_bound(
-            r, M_FIG1, n
-        )
-
-    above = np.nonzero(exact[n] > printed_bound[n])[0]
-    if above.size == 0:
-        return float("nan")
-    j = above[0]
-    return float(optimize.brentq(gap, r_values[j - 1], r_values[j], xtol=1e-6))
-
-
-r_cross = {n: crossing(n) for n in N_LAMBDA}
+# smallest r where the exact max exceeds the printed bound: Brent root (xtol 1e-6, ε on a 20 001-point grid)
+r_cross = {n: exact_sweeps.printed_bound_crossing(r_values, exact[n], M_FIG1, n, n_grid=20_001) for n in N_LAMBDA}
 print("printed bound first violated at r* =", {n: round(v, 3) for n, v in r_cross.items()})
 
 fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(15, 4.3))
@@ -472,13 +375,8 @@ for n, colour in zip(N_LAMBDA, plotting.PALETTE, strict=False):
     ax_a.plot(r_values, np.exp(exact[n] - unit), color=colour, label=f"exact, n = {n}")
     ax_a.plot(r_values, np.exp(printed_bound[n] - unit), "--", color=colour, lw=1)
     ax_a.plot(r_values, np.exp(corrected_bound[n] - unit), ":", color=colour, lw=1.5)
-    ratio = np.exp(exact[n] - printed_bound[n])
-    ax_b.plot(
-        r_values,
-        ratio,
-        color=colour,
-        label=f"n = {n}" + (f" (r* = {r_cross[n]:.3f})" if np.isfinite(r_cross[n]) else ""),
-    )
+    label = f"n = {n}" + (f" (r* = {r_cross[n]:.3f})" if np.isfinite(r_cross[n]) else "")
+    ax_b.plot(r_values, np.exp(exact[n] - printed_bound[n]), color=colour, label=label)
     ax_b.plot(r_values, np.exp(exact[n] - corrected_bound[n]), ":", color=colour)
 ax_a.axhline(1.0, color="k", lw=1)
 ax_a.text(S["r_max"], 1.02, "trig and FAVOR+ (Lemma 3.4)", ha="right", va="bottom", fontsize=8)
@@ -496,36 +394,20 @@ ax_b.legend(fontsize=7)
 small = np.geomspace(1e-6, 0.5, 60)
 for r, colour in zip((1.0, 2.0, 5.0), plotting.PALETTE, strict=False):
     for n, style in ((1, "-"), (4, "--")):
-        lim = sphere.log_theorem_3_5_limit(r, M_FIG1, n)
-        e0 = sphere.log_relative_error(sphere.log_mse_angular_hybrid(small, r, M_FIG1, n), small, r) - 0.5 * np.log(
-            small
-        )
-        ax_c.plot(small, np.exp(e0 - lim), style, color=colour, label=f"r = {r}, n = {n}")
+        ratio_c = exact_sweeps.theorem_3_5_limit_ratio(small, r, M_FIG1, n)
+        ax_c.plot(small, ratio_c, style, color=colour, label=f"r = {r}, n = {n}")
 ax_c.set(xscale="log", xlabel="θ (rad)", ylabel="ε_θ,r / √θ  ÷  W(r)/√(2πmn)", title="(c) limit θ → 0 (Theorem 3.5)")
 ax_c.axhline(1.0, color="k", lw=1)
 ax_c.legend(fontsize=7)
-fig.text(
-    0.01,
-    -0.05,
+plotting.caption(
+    fig,
     f"Exact closed forms (corrected eq 47), m = {M_FIG1} (drops out in these units); max over θ on a "
     f"{S['n_grid']:,}-point grid polished by Brent's method; {S['r_points']} radii ({scale} scale).",
-    fontsize=8,
 )
-plotting.savefig("hrf_theorem_3_5", fig)
-plt.show()
+plotting.finish_figure(fig, "hrf_theorem_3_5", tight=False)
 
 limit_gap = max(
-    abs(
-        np.exp(
-            sphere.log_relative_error(sphere.log_mse_angular_hybrid(t, r, M_FIG1, n), t, r)
-            - 0.5 * np.log(t)
-            - sphere.log_theorem_3_5_limit(r, M_FIG1, n)
-        )
-        - 1
-    )
-    for t in (1e-6,)
-    for r in (1.0, 2.0, 5.0)
-    for n in N_LAMBDA
+    abs(exact_sweeps.theorem_3_5_limit_ratio(1e-6, r, M_FIG1, n) - 1) for r in (1.0, 2.0, 5.0) for n in N_LAMBDA
 )
 rec.record(
     "theorem_3_5_limits",
@@ -571,38 +453,32 @@ rec.record(
 
 # %%
 M_REG, M_HYB, N_HYB = 128, 16, 8
+LABELS = {
+    "trig": f"trig, m = {M_REG}",
+    "FAVOR+": f"FAVOR+, m = {M_REG}",
+    "hybrid": f"angular hybrid ({M_HYB}, {N_HYB})",
+}
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
 max_rows = []
 for ax, r in zip(axes, (1.0, 1.5), strict=True):
-    curves = {
-        f"trig, m = {M_REG}": sphere.log_relative_error(sphere.log_mse_trig(theta_grid, r, M_REG), theta_grid, r),
-        f"FAVOR+, m = {M_REG}": sphere.log_relative_error(
-            sphere.log_mse_hyperbolic(theta_grid, r, M_REG), theta_grid, r
-        ),
-        f"angular hybrid ({M_HYB}, {N_HYB})": sphere.log_relative_error(
-            sphere.log_mse_angular_hybrid(theta_grid, r, M_HYB, N_HYB), theta_grid, r
-        ),
-    }
-    for (name, values), colour in zip(curves.items(), plotting.PALETTE, strict=False):
-        ax.plot(theta_grid, np.exp(values), color=colour, label=name)
+    curves = exact_sweeps.equal_cost_log_relative_errors(theta_grid, r, M_REG, M_HYB, N_HYB)  # log ε_θ,r
+    plotting.palette_lines(ax, {LABELS[k]: (theta_grid, np.exp(v)) for k, v in curves.items()}, "-")
     ax.set(xlabel="θ (rad)", ylabel="relative error √MSE / SM", title=f"r = {r}", yscale="log", ylim=(1e-3, 10))
     ax.legend(fontsize=8)
+    mid = theta_grid.size // 2
     max_rows.append(
         (
             r,
             *(float(np.exp(np.max(v))) for v in curves.values()),
-            float(np.exp(curves[f"angular hybrid ({M_HYB}, {N_HYB})"][theta_grid.size // 2])),
-            float(np.exp(curves[f"trig, m = {M_REG}"][theta_grid.size // 2])),
+            *(float(np.exp(curves[k][mid])) for k in ("hybrid", "trig")),
         )
     )
-fig.text(
-    0.01,
-    -0.04,
+plotting.caption(
+    fig,
     f"Exact closed forms on the sphere (Lemma 2.2, corrected eq 47); {theta_grid.size} angles ({scale} scale).",
-    fontsize=8,
+    -0.04,
 )
-plotting.savefig("hrf_relative_error_curves", fig)
-plt.show()
+plotting.finish_figure(fig, "hrf_relative_error_curves", tight=False)
 header = ["r", "max ε trig", "max ε FAVOR+", "max ε hybrid (16, 8)", "hybrid at π/2", "trig at π/2"]
 display(Markdown(markdown_table(header, [[f"{v:.3g}" for v in row] for row in max_rows])))
 rec.record(

@@ -39,16 +39,13 @@ seed = 0
 # %%
 from functools import partial
 
-import jax
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from sklearn.cluster import KMeans
 from tqdm.auto import tqdm
 
-from rflib import kernels, moments, sphere
-from rflib.experiments import datasets, simulation
-from rflib.features import classic, cluster, complex_exp, hybrid
+from rflib import sphere
+from rflib.experiments import datasets, hrf_studies
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -122,79 +119,29 @@ S, keys, rec = run.settings, run.keys, run.recorder
 M_REG, M_HYB, N_HYB, D_INPUT = 128, 16, 8, 64
 RADII = (1.0, 1.25, 1.5)
 thetas = np.linspace(0.0, np.pi, S["n_angles"])
-
-
-def gaussian_hybrid_for(r, sigma_r=1.0):
-    return partial(hybrid.normalized_gaussian_hybrid_estimator, sigma=sigma_r / r, r=r)
-
-
-ESTIMATORS = {
-    f"trig (M = {M_REG})": (classic.trig_estimator, {"W": (M_REG, 2)}),
-    f"FAVOR+ (M = {M_REG})": (classic.hyperbolic_estimator, {"W": (M_REG, 2)}),
-    f"angular hybrid ({M_HYB}, {N_HYB})": (
-        hybrid.angular_hybrid_estimator,
-        {"W_pos": (M_HYB, 2), "W_trig": (M_HYB, 2), "T": (N_HYB, 2)},
-    ),
-}
-GAUSS_NAME = f"Gaussian hybrid ({M_HYB}, {N_HYB}), σ = 1/r"
-GAUSS_SHAPES = {"W_pos": (M_HYB, 2), "W_trig": (M_HYB, 2), "T": (N_HYB, 2)}
-
-
-def closed_form_log_mse(name, theta, r):
-    """Exact log MSE on the sphere S(r) (Lemma 2.2; corrected eq 47; Theorem F.1 with σ = 1/r)."""
-    if name.startswith("trig"):
-        return sphere.log_mse_trig(theta, r, M_REG)
-    if name.startswith("FAVOR"):
-        return sphere.log_mse_hyperbolic(theta, r, M_REG)
-    if name.startswith("angular"):
-        return sphere.log_mse_angular_hybrid(theta, r, M_HYB, N_HYB)
-    return sphere.log_mse_gaussian_hybrid(theta, r, M_HYB, N_HYB, sigma=1.0 / r)
-
-
-pointwise = {}  # (name, r) -> dict of arrays over θ
+# name -> (estimator factory, matrix shapes in d = 2, exact log MSE on S(r)), per radius; σ = 1/r for the Gaussian
+METHODS = {r: hrf_studies.sphere_methods(r, M=M_REG, m=M_HYB, n=N_HYB) for r in RADII}
+NAMES = list(METHODS[RADII[0]])
+TRIG, FAVOR, ANGULAR, GAUSS_NAME = NAMES  # sphere_methods' legend names, in its order
+pointwise = {}  # (name, r) -> quantiles and empirical relative error over θ
 for r in RADII:
-    makers = dict(ESTIMATORS)
-    makers[GAUSS_NAME] = (gaussian_hybrid_for(r), GAUSS_SHAPES)
-    for name, (make, shapes) in makers.items():
-        rows = {"q05": [], "q95": [], "rel_err": [], "se_rel": []}
-        for ti, theta in enumerate(tqdm(thetas, desc=f"r = {r}, {name}", leave=False)):
-            x, y = kernels.pair_at_angle(theta, r)
-            k = keys("fig 2 draws", str(r), name, ti)
-            est = simulation.pointwise_estimates(k, x, y, make, shapes, S["s_draws"])
-            sm = np.exp(x @ y)
-            sq = (est - sm) ** 2
-            rows["q05"].append(np.quantile(est, 0.05))
-            rows["q95"].append(np.quantile(est, 0.95))
-            rows["rel_err"].append(np.sqrt(sq.mean()) / sm)
-            rows["se_rel"].append(sq.std() / np.sqrt(sq.size) / (2 * np.sqrt(sq.mean()) * sm + 1e-300))
-        pointwise[name, r] = {k: np.asarray(v) for k, v in rows.items()}
-NAMES = [*ESTIMATORS, GAUSS_NAME]
+    for name, (make, shapes, _) in METHODS[r].items():
+        key_for = partial(keys, "fig 2 draws", str(r), name)  # angle index ti -> keys("fig 2 draws", str(r), name, ti)
+        bar = partial(tqdm, desc=f"r = {r}, {name}", leave=False)
+        pointwise[name, r] = hrf_studies.pointwise_errors(key_for, thetas, r, make, shapes, S["s_draws"], progress=bar)
 
 # %% [markdown]
 # Check of the speed trick: at $r = 1$, $\theta = \pi/4$, full 64-dimensional draws of the angular hybrid and of
 # FAVOR+ give the same mean and MSE as the 2-D draws, within 5 standard errors.
 
 # %%
-rng = keys.rng("speed trick pair")
-x64 = rng.normal(size=D_INPUT)
-x64 /= np.linalg.norm(x64)
-u = rng.normal(size=D_INPUT)
-u -= (u @ x64) * x64
-u /= np.linalg.norm(u)
-y64 = np.cos(np.pi / 4) * x64 + np.sin(np.pi / 4) * u
-x2, y2 = simulation.reduce_to_span(x64, y64)
+x64, y64 = hrf_studies.random_pair_at_angle(keys.rng("speed trick pair"), D_INPUT, np.pi / 4)
 trick_ok = []
 for name in (f"angular hybrid ({M_HYB}, {N_HYB})", f"FAVOR+ (M = {M_REG})"):
-    make, shapes = ESTIMATORS[name]
-    shapes64 = {k: (rows, D_INPUT) for k, (rows, _) in shapes.items()}
-    full = simulation.pointwise_estimates(
-        keys("speed trick", name, "d=64"), x64, y64, make, shapes64, S["s_draws"], chunk=1000
+    make, shapes, _ = METHODS[1.0][name]
+    z_mean, z_mse = hrf_studies.speed_trick_z_scores(
+        keys("speed trick", name, "d=64"), keys("speed trick", name, "d=2"), x64, y64, make, shapes, S["s_draws"]
     )
-    small = simulation.pointwise_estimates(keys("speed trick", name, "d=2"), x2, y2, make, shapes, S["s_draws"])
-    sm = np.exp(x64 @ y64)
-    a, b = (full - sm) ** 2, (small - sm) ** 2
-    z_mse = (a.mean() - b.mean()) / np.hypot(a.std(), b.std()) * np.sqrt(a.size)
-    z_mean = (full.mean() - small.mean()) / np.hypot(full.std(), small.std()) * np.sqrt(full.size)
     trick_ok.append(abs(z_mse) < 5 and abs(z_mean) < 5)
     print(f"{name:28s} z(mean) = {z_mean:+.2f}, z(MSE) = {z_mse:+.2f}")
 rec.record(
@@ -217,7 +164,7 @@ for col, r in enumerate(RADII):
         ax_est.plot(thetas, res["q05"], color=colours[name], lw=1, label=f"{name}: 5–95 %")
         ax_est.plot(thetas, res["q95"], color=colours[name], lw=1)
         ax_err.plot(thetas, res["rel_err"], "o", ms=3.5, color=colours[name])
-        exact = np.exp(0.5 * closed_form_log_mse(name, fine, r) - r**2 * np.cos(fine))
+        exact = hrf_studies.exact_relative_error(METHODS[r][name], fine, r)
         ax_err.plot(fine, exact, color=colours[name], label=name)
     ax_est.axhline(0.0, color="r", ls=":", lw=1)
     ax_est.set(title=f"r = {r}", ylabel="SM(x, y) and its estimates")
@@ -232,24 +179,21 @@ fig.text(
     "(lines). Hybrids FLOP-matched by m·n = M, n = 8.",
     fontsize=8,
 )
-plotting.savefig("hrf_fig2_fig5_pointwise", fig)
-plt.show()
+plotting.finish_figure(fig, "hrf_fig2_fig5_pointwise", tight=False)
 
 # %% [markdown]
 # The paper's conclusion is about the **maximal** relative error over $\theta$. Exact maxima (closed form, fine
 # grid) and the empirical maxima of our simulation:
 
 # %%
-table_rows, max_exact, max_emp = [], {}, {}
-for r in RADII:
-    for name in NAMES:
-        exact = np.exp(0.5 * closed_form_log_mse(name, fine, r) - r**2 * np.cos(fine))
-        max_exact[name, r] = float(exact.max())
-        max_emp[name, r] = float(pointwise[name, r]["rel_err"].max())
-        table_rows.append([r, name, f"{max_exact[name, r]:.3g}", f"{max_emp[name, r]:.3g}"])
+max_exact = {
+    (n, r): float(hrf_studies.exact_relative_error(METHODS[r][n], fine, r).max()) for r in RADII for n in NAMES
+}
+max_emp = {(n, r): float(pointwise[n, r]["rel_err"].max()) for r in RADII for n in NAMES}
+table_rows = [[r, n, f"{max_exact[n, r]:.3g}", f"{max_emp[n, r]:.3g}"] for r in RADII for n in NAMES]
 display(Markdown(markdown_table(["r", "estimator", "max ε exact", "max ε empirical"], table_rows)))
-ang = f"angular hybrid ({M_HYB}, {N_HYB})"
-regular = [NAMES[0], NAMES[1]]  # trig and FAVOR+
+ang = ANGULAR
+regular = [TRIG, FAVOR]
 angular_best = all(max_exact[ang, r] < min(max_exact[n, r] for n in regular) for r in RADII)
 gauss_best = all(max_exact[GAUSS_NAME, r] < min(max_exact[n, r] for n in regular) for r in RADII)
 rec.record(
@@ -257,8 +201,7 @@ rec.record(
     "The angular hybrid has a smaller maximal relative error than trig and FAVOR+ (M = 128) at r = 1, 1.25, 1.5",
     paper="hybrid has the lowest max relative error (Figs 2, 5; no numbers given)",
     ours={
-        f"r={r}": {"hybrid": max_exact[ang, r], "trig": max_exact[NAMES[0], r], "favor": max_exact[NAMES[1], r]}
-        for r in RADII
+        f"r={r}": {"hybrid": max_exact[ang, r], "trig": max_exact[TRIG, r], "favor": max_exact[FAVOR, r]} for r in RADII
     },
     holds=angular_best,
     note="exact closed forms; the empirical maxima of the simulation are in the table above",
@@ -271,7 +214,7 @@ rec.record(
     holds=gauss_best,
     note="σ is not given in the paper; see the σ ablation below",
 )
-heavy = max_emp[NAMES[1], 1.5] / max_exact[NAMES[1], 1.5]
+heavy = max_emp[FAVOR, 1.5] / max_exact[FAVOR, 1.5]
 rec.record(
     "fig2_heavy_tails",
     "FAVOR+'s empirical max relative error from 10⁴ draws underestimates the true one at r = 1.5",
@@ -284,14 +227,10 @@ rec.record(
 # **σ ablation for the Gaussian hybrid** (exact maximal relative error, $(m, n) = (16, 8)$):
 
 # %%
-ablation = []
-for r in RADII:
-    row = [r]
-    for sigma_r in (0.5, 1.0, 1.5, 2.0):
-        log_mse = sphere.log_mse_gaussian_hybrid(fine, r, M_HYB, N_HYB, sigma=sigma_r / r)
-        row.append(float(np.exp(sphere.log_relative_error(log_mse, fine, r)).max()))
-    row.append(max_exact[ang, r])
-    ablation.append(row)
+gaussian_max = partial(sphere.gaussian_hybrid_max_relative_error, fine, m=M_HYB, n=N_HYB)  # exact, on the θ grid
+ablation = [
+    [r, *(gaussian_max(r, sigma=sigma_r / r) for sigma_r in (0.5, 1.0, 1.5, 2.0)), max_exact[ang, r]] for r in RADII
+]
 header = ["r", "σr = 0.5", "σr = 1", "σr = 1.5", "σr = 2", "angular hybrid"]
 display(Markdown(markdown_table(header, [[f"{v:.3g}" for v in row] for row in ablation])))
 rec.record(
@@ -325,70 +264,30 @@ rec.record(
 M_UCI, M_HYB_UCI, N_HYB_UCI = 512, 64, 8
 LOADERS = {"Wine": datasets.load_wine, "Boston": datasets.load_boston}
 DATA = {name: LOADERS[name]() for name in S.get("uci_datasets", LOADERS)}
-PAPER_TABLE1 = {
-    "Wine": {
-        "HRF-ort": (0.70, 0.08),
-        "HRF-iid": (0.85, 0.05),
-        "ORF-reg": (1.00, 0.04),
-        "ORF-Had": (1.10, 0.06),
-        "Halton-R": (4.02, 0.1),
-    },
-    "Boston": {
-        "HRF-ort": (0.72, 0.06),
-        "HRF-iid": (0.79, 0.08),
-        "ORF-reg": (1.05, 0.03),
-        "ORF-Had": (1.14, 0.02),
-        "Halton-R": (2.53, 0.08),
-    },
+PAPER_ORDER = ("HRF-ort", "HRF-iid", "ORF-reg", "ORF-Had", "Halton-R")  # the paper's ranking, best first
+PAPER_TABLE1 = {  # (mean, std) ×10⁻³, in PAPER_ORDER
+    "Wine": [(0.70, 0.08), (0.85, 0.05), (1.00, 0.04), (1.10, 0.06), (4.02, 0.1)],
+    "Boston": [(0.72, 0.06), (0.79, 0.08), (1.05, 0.03), (1.14, 0.02), (2.53, 0.08)],
 }
+PAPER_TABLE1 = {dname: dict(zip(PAPER_ORDER, v, strict=True)) for dname, v in PAPER_TABLE1.items()}
 
-
-def uci_methods(d):
-    """name → (estimator factory, matrix shapes, projection law); an orthogonal τ is harmless: only its directions
-    matter."""
-    hyb_shapes = {"W_pos": (M_HYB_UCI, d), "W_trig": (M_HYB_UCI, d), "T": (N_HYB_UCI, d)}
-    return {
-        "HRF-ort": (hybrid.angular_hybrid_estimator, hyb_shapes, "orthogonal"),
-        "HRF-iid": (hybrid.angular_hybrid_estimator, hyb_shapes, "iid"),
-        "ORF-reg": (classic.trig_estimator, {"W": (M_UCI, d)}, "orthogonal"),
-        "ORF-Had": (classic.trig_estimator, {"W": (M_UCI, d)}, "sorf"),
-        "Halton-R": (classic.trig_estimator, {"W": (M_UCI, d)}, "halton"),
-        "iid trig (reference)": (classic.trig_estimator, {"W": (M_UCI, d)}, "iid"),
-        "iid FAVOR+ (reference)": (classic.hyperbolic_estimator, {"W": (M_UCI, d)}, "iid"),
-    }
-
-
-def projection_flop_matched_m(M, n, d):
-    """Largest m with d(2m + n) + 4mn ≤ M·d: the hybrid's feature-map cost within the regular map's projections."""
-    return (M * d - n * d) // (2 * d + 4 * n)
-
-
-table1, closed1 = {}, {}
+table1, closed1 = {}, {}  # MSE ×10⁻³: Monte Carlo (mean, std over repetitions) and exact for the iid estimators
 for dname, raw in DATA.items():
     Z = datasets.standardize_to_sphere(raw, radius=1.0)
-    methods = uci_methods(Z.shape[1])
-    per_rep = {name: [] for name in methods}
-    m_alt = projection_flop_matched_m(M_UCI, N_HYB_UCI, Z.shape[1])
-    alt_name = "HRF-iid (m*, 8), projection-FLOP match"
-    closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({M_HYB_UCI}, 8)": [], alt_name: []}
-    for rep in tqdm(range(S["uci_reps"]), desc=f"Table 1, {dname}"):
-        pair_rng = keys.rng("table 1 pairs", dname, rep)
-        i = pair_rng.integers(0, Z.shape[0], size=S["n_pairs"])
-        j = (i + pair_rng.integers(1, Z.shape[0], size=S["n_pairs"])) % Z.shape[0]  # j ≠ i; fixed count: one compile
-        X, Y = Z[i], Z[j]
-        sm = np.exp(np.sum(X * Y, axis=1))
-        closed_rows["iid trig"].append(float(np.mean(moments.classic.mse_trig(X, Y, M_UCI))))
-        closed_rows["iid FAVOR+"].append(float(np.mean(moments.classic.mse_hyperbolic(X, Y, M_UCI))))
-        for m_h, row in ((M_HYB_UCI, f"HRF-iid ({M_HYB_UCI}, 8)"), (m_alt, alt_name)):
-            log_mse = moments.hybrid.log_mse_angular_hybrid(X, Y, m_h, N_HYB_UCI)
-            closed_rows[row].append(float(np.mean(np.exp(np.asarray(log_mse)))))
-        for name, (make, shapes, law) in methods.items():
-            k = keys("table 1 draws", dname, rep, name)
-            est = simulation.paired_estimates(k, X, Y, make, shapes, S["uci_draws"], law=law, chunk=250)
-            per_rep[name].append(float(np.mean((est - sm) ** 2)))
-    table1[dname] = {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in per_rep.items()}
-    closed1[dname] = {name: 1e3 * np.mean(v) for name, v in closed_rows.items()}
-    print(f"{dname}: projection-FLOP-matched hybrid m* = {m_alt} (d = {Z.shape[1]})")
+    out = hrf_studies.uci_mse_study(
+        Z,
+        pair_rng=partial(keys.rng, "table 1 pairs", dname),  # rep -> keys.rng("table 1 pairs", dname, rep)
+        draw_key=partial(keys, "table 1 draws", dname),  # (rep, method) -> keys("table 1 draws", dname, rep, method)
+        reps=S["uci_reps"],
+        n_pairs=S["n_pairs"],
+        draws=S["uci_draws"],
+        M=M_UCI,
+        m=M_HYB_UCI,
+        n=N_HYB_UCI,
+        progress=partial(tqdm, desc=f"Table 1, {dname}"),
+    )
+    table1[dname], closed1[dname] = out["mse"], out["closed_form"]
+    print(f"{dname}: projection-FLOP-matched hybrid m* = {out['m_alt']} (d = {Z.shape[1]})")
 
 header = ["method", *(f"{d}: {who}" for d in DATA for who in ("paper", "ours"))]
 lines = []
@@ -400,16 +299,10 @@ for name in table1["Wine"]:
         cells.append(f"{table1[dname][name][0]:.3f} ± {table1[dname][name][1]:.3f}")
     lines.append([name, *cells])
 display(Markdown("MSE in units of 10⁻³\n\n" + markdown_table(header, lines)))
-display(
-    Markdown(
-        "Exact (closed-form) MSE of the iid estimators on the same pairs, ×10⁻³ — the Monte Carlo above should agree "
-        "with these, and the last row uses the alternative matching rule d(2m + n) + 4mn ≤ M·d:\n\n"
-        + markdown_table(
-            ["estimator", *DATA],
-            [[name, *(f"{closed1[dn][name]:.3f}" for dn in DATA)] for name in closed1[next(iter(DATA))]],
-        )
-    )
-)
+closed_lines = [[name, *(f"{closed1[dn][name]:.3f}" for dn in DATA)] for name in closed1[next(iter(DATA))]]
+intro = "Exact (closed-form) MSE of the iid estimators on the same pairs, ×10⁻³ — the Monte Carlo above should agree "
+intro += "with these, and the last row uses the alternative matching rule d(2m + n) + 4mn ≤ M·d:\n\n"
+display(Markdown(intro + markdown_table(["estimator", *DATA], closed_lines)))
 for dname in DATA:
     hrf_mc, hrf_sd = table1[dname]["HRF-iid"]
     hrf_exact = closed1[dname][f"HRF-iid ({M_HYB_UCI}, 8)"]
@@ -436,7 +329,7 @@ for dname in DATA:
         f"Table 1 ({dname}): the paper's full ordering HRF-ort < HRF-iid < ORF-reg < ORF-Had < Halton-R",
         paper="HRF-ort < HRF-iid < ORF-reg < ORF-Had < Halton-R",
         ours=" < ".join(sorted(ours, key=ours.get)),
-        holds=sorted(ours, key=ours.get) == ["HRF-ort", "HRF-iid", "ORF-reg", "ORF-Had", "Halton-R"],
+        holds=sorted(ours, key=ours.get) == list(PAPER_ORDER),
     )
 
 # %% [markdown]
@@ -481,45 +374,24 @@ PAPER_TABLE3_M200 = {  # [min, max] at m = 200: HRF-C, FAVOR+, trig
     "s₃, σ = √10": ([0.0011, 0.0031], [0.0037, 0.0150], [0.0018, 0.0050]),
     "s₄, σ = √10": ([0.0012, 0.0031], [0.0046, 0.0166], [0.0015, 0.0067]),
 }
-CLUSTER_METHODS = ("HRF-C (eq 88, clipped)", "HRF-C (moment A, extension)", "FAVOR+", "trig")
-
-
-def hrfc_estimator(Ws, A, centres_x, centres_y):
-    pairs = [[complex_exp.diagonal_ce_estimator(Ws[i][j], A[i][j]) for j in range(2)] for i in range(2)]
-    return cluster.cluster_hybrid_estimator(pairs, centres_x, centres_y)
-
-
+CLUSTER_METHODS = hrf_studies.CLUSTER_METHODS  # HRF-C with eq 88's clipped A, with the moment A; FAVOR+; trig
 cluster_results = {}
 S_LISTS = {name: S_LISTS[name] for name in S.get("cluster_sets", S_LISTS)}
 for sname, (targets, noise) in S_LISTS.items():
     data = datasets.clustered_queries_keys(
         keys("fig 6 clusters", sname), targets, noise=noise, points_per_cluster=S["cluster_points"]
     )
-    km_x = KMeans(n_clusters=2, n_init=10, random_state=seed).fit(data.X)
-    km_y = KMeans(n_clusters=2, n_init=10, random_state=seed).fit(data.Y)
-    cx, cy = km_x.cluster_centers_, km_y.cluster_centers_
-    A_eq88 = [[cluster.real_diagonal_A(cx[i], cy[j]) for j in range(2)] for i in range(2)]
-    A_moment = [
-        [cluster.moment_diagonal_A(data.X[km_x.labels_ == i], data.Y[km_y.labels_ == j]) for j in range(2)]
-        for i in range(2)
-    ]
-    eval_rng = keys.rng("fig 6 evaluation points", sname)
-    X = data.X[eval_rng.choice(data.X.shape[0], S["cluster_eval"], replace=False)]
-    Y = data.Y[eval_rng.choice(data.Y.shape[0], S["cluster_eval"], replace=False)]
-    exact = np.exp(X @ Y.T)
-    res = {name: np.zeros((len(S["cluster_m"]), S["cluster_trials"])) for name in CLUSTER_METHODS}
-    for mi, m in enumerate(tqdm(S["cluster_m"], desc=f"Fig 6, {sname}")):
-        for t in range(S["cluster_trials"]):
-            k = jax.random.split(keys("fig 6 draws", sname, m, t), 3)
-            Ws = jax.random.normal(k[0], (2, 2, m, X.shape[1]))
-            ests = {
-                CLUSTER_METHODS[0]: hrfc_estimator(Ws, A_eq88, cx, cy),
-                CLUSTER_METHODS[1]: hrfc_estimator(Ws, A_moment, cx, cy),
-                "FAVOR+": classic.hyperbolic_estimator(jax.random.normal(k[1], (m, X.shape[1]))),
-                "trig": classic.trig_estimator(jax.random.normal(k[2], (m, X.shape[1]))),
-            }
-            for name, est in ests.items():
-                res[name][mi, t] = float(np.mean((np.asarray(est.estimate(X, Y)) - exact) ** 2))
+    res = hrf_studies.hrfc_mse_study(  # name -> (m, trial) MSEs
+        data.X,
+        data.Y,
+        eval_rng=keys.rng("fig 6 evaluation points", sname),
+        draw_key=partial(keys, "fig 6 draws", sname),  # (m, trial) -> keys("fig 6 draws", sname, m, trial)
+        ms=S["cluster_m"],
+        trials=S["cluster_trials"],
+        n_eval=S["cluster_eval"],
+        kmeans_seed=seed,
+        progress=partial(tqdm, desc=f"Fig 6, {sname}"),
+    )
     cluster_results[sname] = {"res": res, "s_achieved": data.s.ravel(), "targets": targets}
 
 fig, axes = plt.subplots(1, len(S_LISTS), figsize=(4.6 * len(S_LISTS), 4), sharey=False)
@@ -539,8 +411,7 @@ fig.text(
     "stated in the text.",
     fontsize=8,
 )
-plotting.savefig("hrf_fig6_clustered", fig)
-plt.show()
+plotting.finish_figure(fig, "hrf_fig6_clustered", tight=False)
 
 header = [
     "data",
@@ -558,32 +429,17 @@ for sname, out in cluster_results.items():
         paper = " / ".join(str(v) for v in PAPER_TABLE3_M200[sname]) if m == 200 else ""
         lines.append([sname, m, *cells, paper])
 display(Markdown(markdown_table(header, lines)))
-display(
-    Markdown(
-        "Achieved residuals $s_{ij}$ of the generated data vs the paper's lists:\n\n"
-        + "\n".join(
-            f"- {k}: paper {v['targets']}, ours {np.round(v['s_achieved'], 3).tolist()}"
-            for k, v in cluster_results.items()
-        )
-    )
-)
-wins = {
-    sname: bool(
-        np.all(
-            out["res"][CLUSTER_METHODS[0]].mean(1)
-            < np.minimum(out["res"]["FAVOR+"].mean(1), out["res"]["trig"].mean(1))
-        )
-    )
-    for sname, out in cluster_results.items()
-}
-moment_wins = {
-    sname: bool(np.all(out["res"][CLUSTER_METHODS[1]].mean(1) < out["res"]["FAVOR+"].mean(1)))
-    for sname, out in cluster_results.items()
-}
+achieved = [
+    f"- {k}: paper {v['targets']}, ours {np.round(v['s_achieved'], 3).tolist()}" for k, v in cluster_results.items()
+]
+display(Markdown("Achieved residuals $s_{ij}$ of the generated data vs the paper's lists:\n\n" + "\n".join(achieved)))
+means = {sname: {n: out["res"][n].mean(1) for n in CLUSTER_METHODS} for sname, out in cluster_results.items()}
+wins = {s: bool(np.all(mu[CLUSTER_METHODS[0]] < np.minimum(mu["FAVOR+"], mu["trig"]))) for s, mu in means.items()}
+moment_wins = {s: bool(np.all(mu[CLUSTER_METHODS[1]] < mu["FAVOR+"])) for s, mu in means.items()}
 rec.record(
     "fig6_moment_A_extension",
     "Extension (not in the paper): HRF-C with the moment-matched A vs FAVOR+ at every m",
-    ours={sname: {"hrf_c_moment": out["res"][CLUSTER_METHODS[1]].mean(1)[-1]} for sname, out in cluster_results.items()}
+    ours={sname: {"hrf_c_moment": mu[CLUSTER_METHODS[1]][-1]} for sname, mu in means.items()}
     | {"beats_favor_at_every_m": moment_wins},
     holds="info",
 )
@@ -592,12 +448,8 @@ rec.record(
     "HRF-C (eq 88 A) has a lower mean MSE than FAVOR+ and trig at every m, on every clustered data set",
     paper="HRF-C best for every m and data set (Fig 6, Table 3)",
     ours={
-        sname: {
-            "hrf_c_eq88": out["res"][CLUSTER_METHODS[0]].mean(1)[-1],
-            "favor": out["res"]["FAVOR+"].mean(1)[-1],
-            "trig": out["res"]["trig"].mean(1)[-1],
-        }
-        for sname, out in cluster_results.items()
+        s: {"hrf_c_eq88": mu[CLUSTER_METHODS[0]][-1], "favor": mu["FAVOR+"][-1], "trig": mu["trig"][-1]}
+        for s, mu in means.items()
     }
     | {"wins_at_every_m": wins},
     holds=all(wins.values()),

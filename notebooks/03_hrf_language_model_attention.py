@@ -38,16 +38,14 @@ seed = 0
 
 # %%
 import time
+from functools import partial
 
-import jax
-import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 from tqdm.auto import tqdm
 
-from rflib.experiments import datasets, lm
-from rflib.features import hybrid
+from rflib.experiments import datasets, hrf_studies, lm
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -120,11 +118,10 @@ ax.set(
 )
 ax.legend(fontsize=8)
 fig.text(0.01, -0.06, f"{scale} scale: {S['n_queries']} validation queries, {K.shape[0]} keys.", fontsize=8)
-plotting.savefig("hrf_fig7_ptb_lengths", fig)
 print(
     f"median ‖q‖ = {np.median(np.linalg.norm(Q, axis=1)):.2f}, median ‖k‖ = {np.median(np.linalg.norm(K, axis=1)):.2f}"
 )
-plt.show()
+plotting.finish_figure(fig, "hrf_fig7_ptb_lengths", tight=False)
 
 # %% [markdown]
 # ## 2 · Fig 3 / Table 4: how well random features reproduce the softmax distribution
@@ -138,30 +135,11 @@ plt.show()
 # equals their feature map $\Psi_1(q)^\top\Psi_2(k)$ to round-off (Lemma 2.3, tested).
 
 # %%
-d = Q.shape[1]
-METHODS = lm.SOFTMAX_ESTIMATORS
-
-
-def softmax_metrics(Q, K, regime):
-    """Mean ± std over seeds of W₁, KS and the negative fraction, for every method and size."""
-    p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
-    r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
-    rows = {(method, M): [] for method in METHODS for M in S["sizes"]}
-    for si in tqdm(range(S["seeds"]), desc="seeds"):
-        for M in S["sizes"]:
-            for method in METHODS:
-                key = keys("table 4 draws", regime, si, M, method)
-                estimates = lm.softmax_kernel_estimates(method, M, key, Q, K, n_lambda=N_LAMBDA, radius=r_common)
-                p_hat = lm.normalise_estimates(estimates)
-                out = lm.distribution_metrics(p_true, p_hat)
-                rows[method, M].append({k: float(jnp.mean(v)) for k, v in out.items()})
-    return {
-        key: {name: (np.mean([r[name] for r in runs]), np.std([r[name] for r in runs])) for name in runs[0]}
-        for key, runs in rows.items()
-    }
-
-
-summary = softmax_metrics(Q, K, "trained")
+METHODS = lm.SOFTMAX_ESTIMATORS  # FAVOR+, Trig., Gaussian, Angular
+# (method, M) -> metric -> (mean, std) over seeds; draw (seed, M, method) uses keys("table 4 draws", regime, ...)
+softmax_metrics = partial(lm.softmax_metrics_study, seeds=S["seeds"], sizes=S["sizes"], n_lambda=N_LAMBDA)
+progress = partial(tqdm, desc="seeds")
+summary = softmax_metrics(Q, K, key_for=partial(keys, "table 4 draws", "trained"), progress=progress)
 PAPER_TABLE4 = {  # mean over 10 runs, d = 64 / 128 / 256 / 512
     "wasserstein": {
         "FAVOR+": (3171.35, 3142.65, 3050.58, 2985.18),
@@ -221,20 +199,16 @@ fig.text(
     "Dashed: the paper's Table 4.",
     fontsize=8,
 )
-plotting.savefig("hrf_fig3_ptb_softmax", fig)
-plt.show()
+plotting.finish_figure(fig, "hrf_fig3_ptb_softmax", tight=False)
 
 # %%
 M_ref = S["sizes"][0]
 ours_w = {method: summary[method, M_ref]["wasserstein"][0] for method in METHODS}
 ours_ks = {method: summary[method, M_ref]["ks"][0] for method in METHODS}
 ours_neg = {method: summary[method, M_ref]["negative_fraction"][0] for method in METHODS[1:]}
-hyb_beat_reg = all(
-    min(summary["Angular", M][k][0], summary["Gaussian", M][k][0])
-    < min(summary["Trig.", M][k][0], summary["FAVOR+", M][k][0])
-    for M in S["sizes"]
-    for k in ("wasserstein", "ks")
-)
+HYBRIDS, REGULAR, W1_KS = ("Angular", "Gaussian"), ("Trig.", "FAVOR+"), ("wasserstein", "ks")
+# lm.beats_at_every_size: the best (every_winner: the worst) of the first group below the best of the second, ∀ M, metric
+hyb_beat_reg = lm.beats_at_every_size(summary, HYBRIDS, REGULAR, S["sizes"], W1_KS)
 rec.record(
     "fig3_hybrids_best",
     "Hybrids (angular or Gaussian) have lower W₁ and KS than trig and FAVOR+ at every M",
@@ -256,20 +230,14 @@ rec.record(
         M: {"trig": summary["Trig.", M]["wasserstein"][0], "favor": summary["FAVOR+", M]["wasserstein"][0]}
         for M in S["sizes"]
     },
-    holds=all(
-        summary["Trig.", M][k][0] < summary["FAVOR+", M][k][0] for M in S["sizes"] for k in ("wasserstein", "ks")
-    ),
+    holds=lm.beats_at_every_size(summary, ["Trig."], ["FAVOR+"], S["sizes"], W1_KS),
 )
 rec.record(
     "fig3_negative_fraction",
     "Hybrids produce fewer negative probabilities than trig features (paper: ≈ 0.15 vs 0.26)",
     paper={m: v[0] for m, v in PAPER_TABLE4["negative_fraction"].items()},
     ours=ours_neg,
-    holds=all(
-        max(summary["Angular", M]["negative_fraction"][0], summary["Gaussian", M]["negative_fraction"][0])
-        < summary["Trig.", M]["negative_fraction"][0]
-        for M in S["sizes"]
-    ),
+    holds=lm.beats_at_every_size(summary, HYBRIDS, ["Trig."], S["sizes"], ["negative_fraction"], every_winner=True),
 )
 
 # %% [markdown]
@@ -284,7 +252,7 @@ rec.record(
 
 # %%
 unit = lambda A: A / np.linalg.norm(A, axis=1, keepdims=True)  # noqa: E731
-summary_unit = softmax_metrics(unit(Q), unit(K), "unit norm")
+summary_unit = softmax_metrics(unit(Q), unit(K), key_for=partial(keys, "table 4 draws", "unit norm"), progress=progress)
 lines = []
 for method in METHODS:
     cells = [
@@ -294,12 +262,7 @@ for method in METHODS:
     lines.append([method, *cells])
 header = ["method", *(f"M = {M}: W₁ / KS / neg. fraction" for M in S["sizes"])]
 display(Markdown("Unit-norm queries and keys (mean over seeds):\n\n" + markdown_table(header, lines)))
-unit_hyb_best = all(
-    min(summary_unit["Angular", M][k][0], summary_unit["Gaussian", M][k][0])
-    < min(summary_unit["Trig.", M][k][0], summary_unit["FAVOR+", M][k][0])
-    for M in S["sizes"]
-    for k in ("wasserstein", "ks")
-)
+unit_hyb_best = lm.beats_at_every_size(summary_unit, HYBRIDS, REGULAR, S["sizes"], W1_KS)
 rec.record(
     "fig3_unit_norm_regime",
     "Regime check (not in the paper): with L2-normalised queries and keys, hybrids have the lowest W₁ and KS",
@@ -327,13 +290,8 @@ rec.record(
 # feature dimension $F$, which sets the cost of linear attention ($\approx 2 F d_v$ per token).
 
 # %%
-rows = []
-for d_qk in (16, 64):
-    hyb = hybrid.angular_hybrid_cost(8, 8, d_qk)
-    reg = hybrid.regular_cost(2 * 256, d_qk)  # FAVOR+ with 256 projections: 512 features
-    for name, cost in (("angular hybrid (8, 8)", hyb), ("FAVOR+ (256)", reg)):
-        attn = 2 * cost["features"] * d_qk
-        rows.append((d_qk, name, cost["features"], cost["total_flops"], attn, cost["total_flops"] + attn))
+# d_QK -> method -> features, feature-map FLOPs, attention FLOPs 2F·d_v and their total, per token
+flops = {d_qk: hrf_studies.attention_flops(d_qk, m=8, n=8, favor_projections=256) for d_qk in (16, 64)}
 header = [
     "d_QK = d_v",
     "method",
@@ -342,8 +300,15 @@ header = [
     "attention FLOPs / token (2F·d_v)",
     "total",
 ]
-display(Markdown(markdown_table(header, [[a, b, c, f"{e:,}", f"{f:,}", f"{g:,}"] for a, b, c, e, f, g in rows])))
-ratio = {d_qk: rows[2 * i + 1][5] / rows[2 * i][5] for i, d_qk in enumerate((16, 64))}
+rows = [
+    [d_qk, name, c["features"], f"{c['feature_flops']:,}", f"{c['attention_flops']:,}", f"{c['total']:,}"]
+    for d_qk, costs in flops.items()
+    for name, c in costs.items()
+]
+display(Markdown(markdown_table(header, rows)))
+ratio = {
+    d_qk: costs["FAVOR+ (256)"]["total"] / costs["angular hybrid (8, 8)"]["total"] for d_qk, costs in flops.items()
+}
 rec.record(
     "fig4_flop_accounting",
     "An angular hybrid (8, 8) needs ~3× fewer FLOPs than FAVOR+ with 256 features (robotics, Fig 4)",

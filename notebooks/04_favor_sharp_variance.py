@@ -42,12 +42,14 @@ seed = 0
 
 # %%
 
+from functools import partial
+
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from rflib.experiments import datasets
+from rflib.experiments import derf_variance as dv
 from rflib.features import dense_exp as de
 from rflib.moments import dense_exp as dm
 from rflib.notebook import plotting
@@ -168,10 +170,7 @@ rec.record(
 # $60^3$-node tensor Gauss–Hermite rule gives $E[f^{(1)}f^{(2)}]$ and $E[(f^{(1)}f^{(2)})^2]$; they must equal $K$ and eq 15.
 
 # %%
-rng = keys.rng("dense A demo")
-Q_rot, _ = np.linalg.qr(rng.normal(size=(3, 3)))
-A_dense = Q_rot @ np.diag(rng.uniform(-0.3, 0.05, 3)) @ Q_rot.T
-derf_random = de.derf(A_dense, np.eye(3) + 0.3 * rng.normal(size=(3, 3)))
+derf_random = de.random_derf(keys.rng("dense A demo"), 3)
 mean_q, second_q = dm.derf_moments(derf_random, x_demo, y_demo, n_points=60)
 second_cf = float(np.exp(dm.log_moment(derf_random, x_demo, y_demo, 2)))
 print(f"E f1f2 = {mean_q:.14f}   K = {K_demo:.14f}")
@@ -214,19 +213,7 @@ rec.record(
     note=f"d = 3, |𝒳| = 7, |𝒴| = 9, {S['optimiser_starts']} BFGS starts per family",
 )
 
-ordering_rows, ordering_ok = [], True
-rng = keys.rng("ordering sets")
-for _ in range(6):
-    d_t = 8
-    Xt = rng.normal(size=(40, d_t)) * rng.uniform(0.1, 1.0, d_t) @ np.linalg.qr(rng.normal(size=(d_t, d_t)))[
-        0
-    ] + rng.normal(0, 0.3, d_t)
-    Yt = rng.normal(size=(50, d_t)) * rng.uniform(0.1, 1.0, d_t) + rng.normal(0, 0.3, d_t)
-    st = de.set_statistics(Xt, Yt)
-    v = {m: float(dm.shifted_log_variance(de.fit(m, Xt, Yt, eps=0.0), st)) for m in de.METHODS}
-    ordering_ok &= v["aderf"] <= v["saderf"] + 1e-10 <= v["gerf"] + 2e-10 <= v["positive"] + 3e-10
-    ordering_ok &= v["sderf"] <= v["gerf"] + 1e-10
-    ordering_rows.append(v)
+ordering_rows = dv.objective_orderings(keys.rng("ordering sets"), trials=6, d=8, n_x=40, n_y=50)
 ordering_cells = [[i, *(f"{r[m]:.3f}" for m in de.METHODS)] for i, r in enumerate(ordering_rows)]
 display(Markdown(markdown_table(["trial", *de.METHODS], ordering_cells)))
 rec.record(
@@ -237,7 +224,7 @@ rec.record(
         "sderf_below_aderf_in_trials": sum(r["sderf"] < r["aderf"] for r in ordering_rows),
         "trials": len(ordering_rows),
     },
-    holds=bool(ordering_ok),
+    holds=all(dv.ordering_holds(v) for v in ordering_rows),
     note="6 random anisotropic set pairs in d = 8; ADERF vs SDERF has no fixed order",
 )
 
@@ -265,36 +252,25 @@ mnist_pool = datasets.block_mean(datasets.load_mnist("train").images, 28, 3, cro
 REGIMES = datasets.VARIANCE_REGIMES
 METHODS_FIG = ("trig", "positive", "gerf", "saderf", "aderf", "sderf")
 LABEL = {"trig": "TrigRF", "positive": "PosRF", "gerf": "GERF", "saderf": "SADERF", "aderf": "ADERF", "sderf": "SDERF"}
-
-
-curves = {(r, m): np.zeros(len(S["sigmas"])) for r in REGIMES for m in METHODS_FIG}
-for regime in REGIMES:
-    for si, sigma in enumerate(tqdm(S["sigmas"], desc=regime)):
-        for rep in range(S["n_sets"]):
-            set_rng = keys.rng("fig 2 sets", regime, si, rep)
-            X_set, Y_set = datasets.variance_regime_sets(set_rng, regime, sigma, S["L"], mnist_pool=mnist_pool, d=D)
-            for m in METHODS_FIG:
-                curves[regime, m][si] += float(np.mean(np.asarray(dm.method_log_relative_variance(m, X_set, Y_set))))
-        for m in METHODS_FIG:
-            curves[regime, m][si] /= S["n_sets"]
+fig2_sets = partial(keys.rng, "fig 2 sets")  # (regime, σ index, repetition) -> the generator of that pair of sets
+curves = dv.regime_curves(
+    fig2_sets, REGIMES, METHODS_FIG, S["sigmas"], n_sets=S["n_sets"], L=S["L"], mnist_pool=mnist_pool, d=D
+)
 
 # %%
 fig, axes = plt.subplots(2, 3, figsize=(12, 6.8))
 for ax, regime in zip(axes.ravel(), REGIMES, strict=True):
-    for i, m in enumerate(METHODS_FIG):
-        ax.plot(S["sigmas"], curves[regime, m], marker="o", ms=3, label=LABEL[m], ls="--" if i < 2 else "-")
-    ax.set_title(regime)
-    ax.set_xlabel("σ (input scale)")
-    ax.set_ylabel("mean log(Var / K²), M = 1")
+    series = {LABEL[m]: curves[regime, m] for m in METHODS_FIG}
+    plotting.method_lines(ax, S["sigmas"], series, dashed=(LABEL["trig"], LABEL["positive"]))
+    ax.set(title=regime, xlabel="σ (input scale)", ylabel="mean log(Var / K²), M = 1")
 axes[0, 0].legend(fontsize=8)
-fig.suptitle(
+plotting.finish_figure(
+    fig,
+    "favor_sharp_fig2_variance",
     f"FAVOR# Fig 2 (Fig 1 bottom = cifar10 and mnist/cifar10 panels): d = 64, L = {S['L']}, {S['n_sets']} set pairs, "
     f"{len(S['sigmas'])} σ values ({scale} scale). CIFAR-10 replaced by crops of scikit-learn's sample photos.",
     fontsize=9,
 )
-fig.tight_layout()
-plotting.savefig("favor_sharp_fig2_variance", fig)
-plt.show()
 
 # %% [markdown]
 # ### Paper vs ours
@@ -302,29 +278,16 @@ plt.show()
 # The paper reads its headline numbers off log-scale plots ("up to"), so we compare the largest gap over the $\sigma$
 # grid, $\max_\sigma(\text{GERF} - \text{SDERF})$ and $\max_\sigma(\text{GERF} - \text{ADERF})$, in nats.
 
-
 # %%
-def max_gap(regime, better):
-    return float(np.max(curves[regime, "gerf"] - curves[regime, better]))
-
-
-gap_rows = []
-for regime in REGIMES:
-    gap_rows.append((regime, max_gap(regime, "sderf"), max_gap(regime, "aderf"), max_gap(regime, "saderf")))
+gap_rows = [[r, *(f"{dv.max_gap(curves, r, m):.2f}" for m in ("sderf", "aderf", "saderf"))] for r in REGIMES]
 header = ["regime", "max GERF − SDERF", "max GERF − ADERF", "max GERF − SADERF"]
-display(Markdown(markdown_table(header, [[r, f"{a:.2f}", f"{b:.2f}", f"{c:.2f}"] for r, a, b, c in gap_rows])))
-
+display(Markdown(markdown_table(header, gap_rows)))
 
 # "SDERF outperforms or is on par with the other methods in all setups": worst excess over the best other method,
 # once among the positive families (usable in attention) and once including TrigRF.
-def worst_excess(regime, others):
-    best_other = np.min([curves[regime, m] for m in others], axis=0)
-    return float(np.max(curves[regime, "sderf"] - best_other))
-
-
 POSITIVE_OTHERS = ("positive", "gerf", "saderf", "aderf")
-excess_positive = {r: worst_excess(r, POSITIVE_OTHERS) for r in REGIMES}
-excess_all = {r: worst_excess(r, ("trig", *POSITIVE_OTHERS)) for r in REGIMES}
+excess_positive = {r: dv.worst_excess(curves, r, POSITIVE_OTHERS) for r in REGIMES}
+excess_all = {r: dv.worst_excess(curves, r, ("trig", *POSITIVE_OTHERS)) for r in REGIMES}
 print(
     "worst SDERF excess over the best other positive method (nats):",
     {r: round(v, 3) for r, v in excess_positive.items()},
@@ -349,7 +312,7 @@ rec.record(
 )
 PAPER_SDERF_GAP = {"heterogen": 5, "mnist": 5, "mnist/cifar10 (stand-in)": 5, "cifar10 (stand-in)": 10}
 for regime, paper_gap in PAPER_SDERF_GAP.items():
-    ours_gap = max_gap(regime, "sderf")
+    ours_gap = dv.max_gap(curves, regime, "sderf")
     standin = "stand-in" in regime
     rec.record(
         f"sderf_vs_gerf_{regime.split()[0].replace('/', '_')}",
@@ -360,7 +323,7 @@ for regime, paper_gap in PAPER_SDERF_GAP.items():
         note=("CIFAR-10 replaced by natural-photo crops; " if standin else "")
         + "magnitudes depend on the unstated preprocessing; holds = a gap of at least 3 nats in the same direction",
     )
-ours_aderf = max_gap("mnist/cifar10 (stand-in)", "aderf")
+ours_aderf = dv.max_gap(curves, "mnist/cifar10 (stand-in)", "aderf")
 rec.record(
     "aderf_vs_gerf_mnist_cifar10",
     "ADERF's variance is ≈e³ below GERF's in mnist/cifar10",

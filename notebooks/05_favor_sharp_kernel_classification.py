@@ -46,16 +46,11 @@ seed = 0
 # %%
 from functools import partial
 
-import jax
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from sklearn import datasets as skdata
-from tqdm.auto import tqdm
 
-from rflib import projections
 from rflib.experiments import kernel_classification as kc
-from rflib.features import dense_exp as de
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -72,23 +67,9 @@ SETTINGS = {
 run = start("05_favor_sharp_kernel_classification", scale, seed, SETTINGS, x64=True)
 S, keys, rec = run.settings, run.keys, run.recorder
 
-LOADERS = {
-    "iris": skdata.load_iris,
-    "wine": skdata.load_wine,
-    "breast_cancer": skdata.load_breast_cancer,
-    "digits": skdata.load_digits,
-}
 METHODS = ("trig", "positive", "gerf", "saderf", "aderf", "sderf")
 LABEL = {"trig": "TrigRF", "positive": "PosRF", "gerf": "GERF", "saderf": "SADERF", "aderf": "ADERF", "sderf": "SDERF"}
 SIGMAS = np.logspace(-2, 2, S["n_sigma"])
-
-
-def load(name):
-    data = LOADERS[name]()
-    X = np.asarray(data.data, dtype=np.float64)
-    std = X.std(axis=0)
-    X = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)  # constant pixels in digits stay 0
-    return X, np.asarray(data.target)
 
 
 # %% [markdown]
@@ -97,73 +78,25 @@ def load(name):
 # For each dataset and split: for every $\sigma$, method and $M$, draw 50 stacks of sign-fixed orthogonal $\omega$
 # (`projections.orthogonal_batch`: blocks of Haar rows with $\chi_d$ norms) — the same stacks for every method —
 # fit the DERF parameters on (validation, train) and on (test, train), and compute the validation and test
-# accuracy of every draw in one vectorised call. The exact Gaussian-kernel classifier gets the same $\sigma$ search.
-
-
-# %%
-def run_split(X, y, split_rng, draw_key):
-    """Mean validation and test accuracy over seeds, per (method, M, σ), plus the exact classifier per σ;
-    ``draw_key(sigma_index, M)`` names the key of the projections."""
-    train, val, test = kc.split_indices(split_rng, len(X))
-    classes = int(y.max()) + 1
-    onehot = np.eye(classes)[y[train]]
-    out = {"exact": np.zeros((2, len(SIGMAS)))}
-    for m in METHODS:
-        out[m] = np.zeros((len(S["M"]), 2, len(SIGMAS)))
-    d = X.shape[1]
-    for si, sigma in enumerate(SIGMAS):
-        Xtr, Xva, Xte = sigma * X[train], sigma * X[val], sigma * X[test]
-        out["exact"][:, si] = [kc.exact_accuracy(Xtr, onehot, Xq, y[idx]) for Xq, idx in ((Xva, val), (Xte, test))]
-        params = {m: (de.fit(m, Xva, Xtr), de.fit(m, Xte, Xtr)) for m in METHODS if m != "trig"}
-        for mi, M in enumerate(S["M"]):
-            k_w, k_t = jax.random.split(draw_key(si, M))
-            Ws = projections.orthogonal_batch(k_w, S["seeds"], M, d)
-            thetas = jax.random.uniform(k_t, (S["seeds"], M), maxval=2 * np.pi)
-            for m in METHODS:
-                for part, (Xq, idx) in enumerate(((Xva, val), (Xte, test))):
-                    if m == "trig":
-                        acc = kc.trig_accuracies(Ws, thetas, Xtr, onehot, Xq, y[idx])
-                    else:
-                        p = params[m][part]
-                        acc = kc.derf_accuracies(p, p, Ws, Xtr, onehot, Xq, y[idx])
-                    out[m][mi, part, si] = float(np.mean(np.asarray(acc)))
-    return out
-
-
-def test_at_best_sigma(curve):
-    """curve: (2, n_sigma) mean (validation, test) accuracy → test accuracy at the validated σ, and that σ."""
-    i = kc.best_sigma_index(curve[0])
-    return curve[1, i], SIGMAS[i]
-
-
-results = {}  # (dataset, split) -> run_split output
-for name in S["datasets"]:
-    X, y = load(name)
-    for split in tqdm(range(S["splits"]), desc=name):
-        split_rng = keys.rng("fig 3 split", name, split)
-        results[name, split] = run_split(X, y, split_rng, partial(keys, "fig 3 projections", name, split))
-
+# accuracy of every draw in one vectorised call (`kc.split_accuracies`, per split; `kc.accuracy_sweep` over datasets
+# and splits). The exact Gaussian-kernel classifier gets the same $\sigma$ search. `kc.accuracy_table` then takes, per
+# (method, $M$, split), the test accuracy at the validated $\sigma$ and averages it over splits.
 
 # %%
-def accuracy_table(split_ids):
-    """{dataset: {method: (n_M,) mean test accuracy (%)}} averaged over the given splits, plus 'exact'."""
-    table = {}
-    for name in S["datasets"]:
-        row = {
-            m: np.mean(
-                [[test_at_best_sigma(results[name, s][m][mi])[0] for mi in range(len(S["M"]))] for s in split_ids],
-                axis=0,
-            )
-            * 100
-            for m in METHODS
-        }
-        row["exact"] = np.mean([test_at_best_sigma(results[name, s]["exact"])[0] for s in split_ids]) * 100
-        table[name] = row
-    return table
+results = kc.accuracy_sweep(  # (dataset, split) -> {"exact": (2, n_σ), method: (n_M, 2, n_σ)}
+    S["datasets"],
+    S["splits"],
+    partial(keys.rng, "fig 3 split"),
+    partial(keys, "fig 3 projections"),
+    sigmas=SIGMAS,
+    Ms=S["M"],
+    seeds=S["seeds"],
+    methods=METHODS,
+)
 
-
-paper_split = accuracy_table([0])
-all_splits = accuracy_table(range(S["splits"]))
+# %%
+paper_split = kc.accuracy_table(results, S["datasets"], [0], METHODS, SIGMAS)
+all_splits = kc.accuracy_table(results, S["datasets"], range(S["splits"]), METHODS, SIGMAS)
 
 
 def show(table, title):
@@ -186,52 +119,32 @@ if S["splits"] > 1:
 fig, axes = plt.subplots(1, len(S["datasets"]) + 1, figsize=(3.2 * (len(S["datasets"]) + 1), 3.2), sharey=False)
 shown = all_splits
 for ax, name in zip(axes, [*S["datasets"], "average"], strict=True):
-    for i, m in enumerate(METHODS):
-        values = np.mean([shown[n][m] for n in S["datasets"]], axis=0) if name == "average" else shown[name][m]
-        ax.plot(S["M"], values, marker="o", ms=3, label=LABEL[m], ls="--" if i < 2 else "-")
-    exact = np.mean([shown[n]["exact"] for n in S["datasets"]]) if name == "average" else shown[name]["exact"]
-    ax.axhline(exact, color="grey", lw=0.8, ls=":", label="exact kernel")
+    row = {m: kc.average_curve(shown, m) for m in (*METHODS, "exact")} if name == "average" else shown[name]
+    plotting.method_lines(ax, S["M"], {LABEL[m]: row[m] for m in METHODS}, dashed=(LABEL["trig"], LABEL["positive"]))
+    ax.axhline(row["exact"], color="grey", lw=0.8, ls=":", label="exact kernel")
     ax.set_xscale("log", base=2)
     ax.set_xticks(S["M"], [str(M) for M in S["M"]])
-    ax.set_title(name)
-    ax.set_xlabel("number of random features M")
-    ax.set_ylabel("test accuracy (%)")
+    ax.set(title=name, xlabel="number of random features M", ylabel="test accuracy (%)")
 axes[-1].legend(fontsize=7)
-fig.suptitle(
+plotting.finish_figure(
+    fig,
+    "favor_sharp_fig3_kernel_classification",
     f"FAVOR# Fig 3 stand-in ({scale} scale): scikit-learn's UCI-origin sets instead of the paper's 8 UCI sets; "
     f"{S['seeds']} seeds, mean over {S['splits']} split(s)",
     fontsize=9,
 )
-fig.tight_layout()
-plotting.savefig("favor_sharp_fig3_kernel_classification", fig)
-plt.show()
 
 # %% [markdown]
 # ## Paper vs ours
 
-
 # %%
-def wins(table, candidates):
-    """How many (dataset, M) cells SDERF wins (ties count as wins) among ``candidates``, and the total number."""
-    count = total = 0
-    for row in table.values():
-        for mi in range(len(S["M"])):
-            total += 1
-            count += row["sderf"][mi] >= max(row[m][mi] for m in candidates) - 1e-9
-    return count, total
-
-
-def average_curve(table, m):
-    return np.mean([table[n][m] for n in S["datasets"]], axis=0)
-
-
 POSITIVE = ("positive", "gerf", "saderf", "aderf", "sderf")
 for label, table in (("paper_split", paper_split), ("all_splits", all_splits)):
     if label == "all_splits" and S["splits"] == 1:
         continue
-    won_all, total = wins(table, METHODS)
-    won_pos, _ = wins(table, POSITIVE)
-    best_average = {m: float(np.mean(average_curve(table, m))) for m in METHODS}
+    won_all, total = kc.wins(table, METHODS)
+    won_pos, _ = kc.wins(table, POSITIVE)
+    best_average = {m: float(np.mean(kc.average_curve(table, m))) for m in METHODS}
     suffix = (
         "one 90/5/5 split (paper protocol)" if label == "paper_split" else f"mean over {S['splits']} splits (extension)"
     )
@@ -252,7 +165,7 @@ for label, table in (("paper_split", paper_split), ("all_splits", all_splits)):
         holds=("scaled" if best_average["sderf"] >= max(best_average.values()) - 1e-9 else False),
         note="mean over datasets and M of the test accuracy (%)",
     )
-sd, ge = average_curve(all_splits, "sderf")[-1], average_curve(all_splits, "gerf")[-1]
+sd, ge = kc.average_curve(all_splits, "sderf")[-1], kc.average_curve(all_splits, "gerf")[-1]
 rec.record(
     "sderf_vs_gerf_at_largest_M",
     f"SDERF is at least as accurate as GERF (FAVOR++) on average at M = {S['M'][-1]}",

@@ -44,15 +44,13 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import matplotlib.pyplot as plt
-import numpy as np
-from IPython.display import Markdown, display
-from tqdm.auto import tqdm
+from functools import partial
 
-from rflib import attention, projections
+import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
+
 from rflib.experiments import datasets
 from rflib.experiments import transformer as tf
-from rflib.moments import dense_exp as dm
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -105,14 +103,8 @@ SETTINGS = {
 run = start("06_favor_sharp_attention", scale, seed, SETTINGS)
 S, keys, rec = run.settings, run.keys, run.recorder
 
-LABEL = {
-    "softmax": "softmax (exact)",
-    "positive": "FAVOR+",
-    "gerf": "FAVOR++",
-    "saderf": "FAVOR# (SADERF)",
-    "aderf": "FAVOR# (ADERF)",
-    "sderf": "FAVOR# (SDERF)",
-}
+LABEL = {"softmax": "softmax (exact)", "positive": "FAVOR+", "gerf": "FAVOR++"}
+LABEL |= {k: f"FAVOR# ({k.upper()})" for k in ("saderf", "aderf", "sderf")}  # FAVOR# (SADERF), (ADERF), (SDERF)
 
 # %% [markdown]
 # ## 1 · The softmax Transformer (real task, real data)
@@ -156,77 +148,44 @@ rec.record(
 #
 # Next to it, the *kernel-level* criterion FAVOR# optimises: the mean over query–key pairs of $\log(\mathrm{Var}/K^2)$
 # for one feature, in closed form (`rflib.moments.dense_exp`), with the parameters fitted per sequence and head.
+# Both are computed in `rflib.experiments.transformer`: `attention_tv_errors` (ω from the key
+# `("approximation draws", layer, M, draw)`, shared by every kind) and `captured_log_relative_variance`.
 
 # %%
 captured = tf.queries_keys_values(base, X_test[: S["approx_images"]], cfg)
-scale_qk = cfg.head_dim**-0.25
-identity = np.eye(cfg.tokens, dtype=np.float32)
-tv = {(kind, M): [] for kind in KINDS for M in S["approx_M"]}
-for layer, (q, k, _) in enumerate(captured):
-    q, k = q * scale_qk, k * scale_qk
-    values = np.broadcast_to(identity, q.shape[:2] + identity.shape)
-    exact = np.asarray(attention.softmax_attention(q, k, values))
-    for M in tqdm(S["approx_M"], desc=f"layer {layer + 1}"):
-        for draw in range(S["approx_draws"]):
-            W = projections.orthogonal(keys("approximation draws", layer, M, draw), M, cfg.head_dim)
-            for kind in KINDS:
-                est = np.asarray(attention.favor_sharp_attention(q, k, values, W, method=kind))
-                tv[kind, M].append(0.5 * np.abs(est - exact).sum(-1).mean())
-mean_tv = {key: float(np.mean(val)) for key, val in tv.items()}
-se_tv = {key: float(np.std(val) / np.sqrt(len(val))) for key, val in tv.items()}
-
+approx_key = partial(keys, "approximation draws")
+mean_tv, se_tv = tf.attention_tv_errors(captured, cfg, S["approx_M"], S["approx_draws"], KINDS, approx_key)
 # Kernel-level log relative variance on the same real queries and keys (closed forms, a subsample of heads). Δ is a
 # sum of non-negative terms (no cancellation), so float32 suffices.
-log_rel_var = {kind: [] for kind in ("trig", *KINDS)}
-for q, k, _ in captured:
-    q_h, k_h = np.asarray(q) * scale_qk, np.asarray(k) * scale_qk
-    for b in range(min(S["variance_images"], q_h.shape[0])):
-        for h in range(cfg.heads):
-            for kind in log_rel_var:
-                log_rel_var[kind].append(
-                    float(np.mean(np.asarray(dm.method_log_relative_variance(kind, q_h[b, h], k_h[b, h]))))
-                )
-mean_lrv = {kind: float(np.mean(v)) for kind, v in log_rel_var.items()}
+mean_lrv = tf.captured_log_relative_variance(captured, cfg, S["variance_images"], ("trig", *KINDS))
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-for i, kind in enumerate(KINDS):
-    y = [mean_tv[kind, M] for M in S["approx_M"]]
-    err = [2 * se_tv[kind, M] for M in S["approx_M"]]
-    axes[0].errorbar(
-        S["approx_M"], y, yerr=err, marker="o", ms=3, capsize=2, label=LABEL[kind], ls="--" if i == 0 else "-"
-    )
+tv_series = {LABEL[kind]: [mean_tv[kind, M] for M in S["approx_M"]] for kind in KINDS}
+tv_errors = {LABEL[kind]: [2 * se_tv[kind, M] for M in S["approx_M"]] for kind in KINDS}
+plotting.method_lines(axes[0], S["approx_M"], tv_series, errors=tv_errors, dashed=(LABEL["positive"],))
 axes[0].set_xscale("log", base=2)
-axes[0].set_yscale("log")
-axes[0].set_xlabel("random features per head M")
-axes[0].set_ylabel("mean total-variation error of attention rows")
+axes[0].set(yscale="log", xlabel="random features per head M", ylabel="mean total-variation error of attention rows")
 axes[0].legend(fontsize=8)
 axes[0].set_title("learned MNIST-Transformer attention (±2 s.e.)")
 names = ["TrigRF", *[LABEL[k] for k in KINDS]]
 axes[1].bar(range(len(names)), [mean_lrv[k] for k in ("trig", *KINDS)], color=plotting.PALETTE[: len(names)])
 axes[1].set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-axes[1].set_xlabel("random-feature family")
-axes[1].set_ylabel("mean log(Var / K²), one feature")
+axes[1].set(xlabel="random-feature family", ylabel="mean log(Var / K²), one feature")
 axes[1].set_title("kernel-level variance on the same queries/keys")
-fig.suptitle(
+plotting.finish_figure(
+    fig,
+    "favor_sharp_attention_error",
     f"FAVOR# §5.3 stand-in ({scale} scale): {S['approx_images']} MNIST test images × 2 layers × 4 heads, "
     f"{S['approx_draws']} draws of ω per M. Speech/GLUE models are out of reach on this CPU.",
     fontsize=9,
 )
-fig.tight_layout()
-plotting.savefig("favor_sharp_attention_error", fig)
-plt.show()
 
 tv_rows = [[M, *(f"{mean_tv[k, M]:.4f}" for k in KINDS)] for M in S["approx_M"]]
-display(
-    Markdown("**Mean TV error of attention rows**\n\n" + markdown_table(["M", *(LABEL[k] for k in KINDS)], tv_rows))
-)
-display(
-    Markdown(
-        "**Mean log(Var/K²), M = 1**: "
-        + ", ".join(f"{n}: {mean_lrv[k]:.2f}" for n, k in zip(names, ("trig", *KINDS), strict=True))
-    )
-)
+tv_table = markdown_table(["M", *(LABEL[k] for k in KINDS)], tv_rows)
+display(Markdown("**Mean TV error of attention rows**\n\n" + tv_table))
+lrv_text = ", ".join(f"{n}: {mean_lrv[k]:.2f}" for n, k in zip(names, ("trig", *KINDS), strict=True))
+display(Markdown("**Mean log(Var/K²), M = 1**: " + lrv_text))
 
 # %%
 small_M = S["approx_M"][0]
@@ -271,56 +230,25 @@ rec.record(
 # starts from the softmax Transformer above; we swap in each attention type and report (a) the zero-shot test
 # accuracy and (b) the test accuracy after the same number of Adam steps of fine-tuning (lr $3\cdot10^{-4}$, ω
 # redrawn every step), averaged over independent evaluation draws of ω. The softmax row is fine-tuned equally long.
+# `rflib.experiments.transformer.warm_start_finetuning` runs the protocol: fine-tuning keys `("fine-tuning",
+# "softmax")` and `("fine-tuning", M)` (the same mini-batches for every kind), evaluation keys `("evaluation draws", e)`.
 
 # %%
 finetune_lr = 3e-4
-softmax_tuned, _ = tf.train(
+FINETUNE_KINDS = S["finetune_kinds"]
+glue_rows = tf.warm_start_finetuning(  # (kind, M) -> {"zero_shot", "fine_tuned"(, "draw_sd")}
     base,
-    X_train,
-    y_train,
+    (X_train, y_train),
+    (X_test, y_test),
     cfg=cfg,
+    Ms=S["finetune_M"],
+    kinds=FINETUNE_KINDS,
     steps=S["finetune_steps"],
     batch=S["batch"],
     learning_rate=finetune_lr,
-    key=keys("fine-tuning", "softmax"),
-    progress=False,
+    key_for=partial(keys, "fine-tuning"),
+    eval_keys=[keys("evaluation draws", e) for e in range(S["eval_draws"])],
 )
-glue_rows = {
-    ("softmax", None): {"zero_shot": base_accuracy, "fine_tuned": tf.accuracy(softmax_tuned, X_test, y_test, cfg)}
-}
-
-
-FINETUNE_KINDS = S["finetune_kinds"]
-
-
-def accuracy_over_draws(params, kind, M):
-    """Test accuracy for independent evaluation draws of ω: (mean, standard deviation over draws)."""
-    draws = [keys("evaluation draws", e) for e in range(S["eval_draws"])]
-    acc = [tf.accuracy(params, X_test, y_test, cfg, kind, features=M, key=key) for key in draws]
-    return float(np.mean(acc)), float(np.std(acc, ddof=1)) if len(acc) > 1 else float("nan")
-
-
-for M in S["finetune_M"]:
-    for kind in tqdm(FINETUNE_KINDS, desc=f"swap + fine-tune, M = {M}"):
-        tuned, _ = tf.train(
-            base,
-            X_train,
-            y_train,
-            cfg=cfg,
-            kind=kind,
-            features=M,
-            steps=S["finetune_steps"],
-            batch=S["batch"],
-            learning_rate=finetune_lr,
-            key=keys("fine-tuning", M),
-            progress=False,
-        )
-        (zero_shot, zero_sd), (fine_tuned, fine_sd) = (
-            accuracy_over_draws(base, kind, M),
-            accuracy_over_draws(tuned, kind, M),
-        )
-        glue_rows[kind, M] = {"zero_shot": zero_shot, "fine_tuned": fine_tuned, "draw_sd": max(zero_sd, fine_sd)}
-
 glue_cells = [
     [LABEL[k], M or "—", f"{100 * r['zero_shot']:.2f}", f"{100 * r['fine_tuned']:.2f}"]
     for (k, M), r in glue_rows.items()

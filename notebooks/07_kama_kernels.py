@@ -38,7 +38,8 @@
 # $k \approx 2$–$5\,d\ln d$; the flop and storage advantages start only at $d \approx 62$–$64$.
 #
 # Library: `rflib.kama` (Givens products, layers, Algorithm 1), `rflib.features.png` (estimators),
-# `rflib.moments.png` (exact kernels, quadrature), `rflib.projections.sample` (the four laws).
+# `rflib.moments.png` (exact kernels, quadrature), `rflib.projections.sample` (the four laws); the Monte Carlo
+# studies below (each draw, sweep and summary) are `rflib.experiments.kama_kernels`, tested in tests/test_kama_kernels.py.
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -46,17 +47,16 @@ seed = 0
 
 # %%
 import math
+from functools import partial
 
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 from scipy import stats
-from tqdm.auto import tqdm
 
 from benchmarks import kama_rotations
-from rflib import kama, kernels, projections
-from rflib.experiments import datasets, simulation
-from rflib.features import png
+from rflib import kama, kernels
+from rflib.experiments import datasets, kama_kernels
 from rflib.moments import png as png_moments
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
@@ -126,10 +126,6 @@ run = start("07_kama_kernels", scale, seed, SETTINGS, x64=True)
 S, keys, rec = run.settings, run.keys, run.recorder
 METHOD_LABEL = {"urn": "URN (iid)", "orn": "ORN (Haar)", "kama": "KAMA (k = 5 d ln d)", "horn": "HORN (HD³)"}
 
-
-mse_and_se = simulation.error_summary  # (MSE, its s.e., mean error, its s.e.) over independent draws
-
-
 # %% [markdown]
 # ## 1 · Givens rotations and what "O(k)" buys
 #
@@ -144,11 +140,8 @@ mse_and_se = simulation.error_summary  # (MSE, its s.e., mean error, its s.e.) o
 
 # %%
 d_grid = np.arange(2, 257)
-ks = np.array([kama.rotations_for(int(d)) for d in d_grid])
-flop_ratio = 6 * ks / (2 * d_grid**2)
-storage_ratio = (3 * ks + d_grid) / d_grid**2
-flop_cross = int(d_grid[np.argmax(flop_ratio < 1)])
-storage_cross = int(d_grid[np.argmax(storage_ratio < 1)])
+# k = ⌈5 d ln d⌉; flop ratio 6k / 2d², storage ratio (3k + d) / d², and the first d where each is below 1
+_, flop_ratio, storage_ratio, flop_cross, storage_cross = kama_kernels.cost_crossover(d_grid)
 assert np.all(flop_ratio[d_grid >= flop_cross] < 1) and np.all(storage_ratio[d_grid >= storage_cross] < 1)
 print(f"KAMA (k = 5 d ln d) uses fewer flops than dense from d = {flop_cross}, less storage from d = {storage_cross}")
 
@@ -175,27 +168,16 @@ for ax, batch in zip(axes[1:], (1, 256), strict=True):
         ax.loglog(dims, [1e3 * timings[name, d, batch] for d in dims], "o-", color=colour, label=label, ms=4)
     ax.set(xlabel="dimension d", ylabel="wall time per call (ms)", title=f"batch of {batch} vector(s), float32")
     ax.legend(fontsize=8)
-fig.suptitle(
+plotting.finish_figure(
+    fig,
+    "kama_cost_crossover",
     f"KAMA-NNs §2/§4 cost claims ({scale} scale): exact counts, and wall time on this CPU (median of "
     f"{S['time_repeats']}; JAX, jitted)",
-    fontsize=10,
 )
-fig.tight_layout()
-plotting.savefig("kama_cost_crossover", fig)
-plt.show()
 
 columns = [(n, b) for b in (1, 256) for n in ("dense", "kama", "layers")]
 time_rows = [[d, kama.rotations_for(d), *(f"{1e3 * timings[n, d, b]:.3g}" for n, b in columns)] for d in S["time_dims"]]
 display(Markdown(markdown_table(["d", "k", *(f"{n} (batch {b}) ms" for n, b in columns)], time_rows)))
-
-
-def wins_from(name, batch):
-    """The smallest measured d from which ``name`` beats dense at every larger measured d (one noisy point cannot
-    make a win), or None."""
-    dims = S["time_dims"]
-    wins = [timings[name, d, batch] < timings["dense", d, batch] for d in dims]
-    return next((dims[i] for i in range(len(dims)) if all(wins[i:])), None)
-
 
 rec.record(
     "kama_flops_and_storage_crossover",
@@ -205,7 +187,12 @@ rec.record(
     holds="scaled",
     note="true only from d ≈ 62–64; at boston's d = 13, KAMA needs 1 002 flops vs 338 dense",
 )
-wall = {f"{n}, batch {b}": wins_from(n, b) for n in ("kama", "layers") for b in (1, 256)}
+# the smallest measured d from which each beats dense at every larger measured d (one noisy point cannot make a win)
+wall = {
+    f"{n}, batch {b}": kama_kernels.wins_from(timings, n, b, S["time_dims"])
+    for n in ("kama", "layers")
+    for b in (1, 256)
+}
 rec.record(
     "kama_faster_wall_clock",
     "Applying a random KAMA matrix is faster than a dense matmul (wall clock, the d from which it wins for good)",
@@ -226,16 +213,10 @@ rec.record(
 
 # %%
 x_demo, y_demo = np.array([0.8, 0.3, -0.2]), np.array([0.1, 1.1, 0.4])
-rows = []
-for name in ("sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp", "tanh"):
-    quad = png_moments.kernel_by_quadrature(name, x_demo, y_demo)
-    closed = png_moments.kernel(name, x_demo, y_demo) if name != "tanh" else float("nan")
-    rows.append([name, f"{closed:.12g}", f"{quad:.12g}", f"{abs(closed - quad):.1e}"])
+pairs = png_moments.closed_forms_against_quadrature(x_demo, y_demo)  # {f: (closed form, or NaN for tanh; quadrature)}
+rows = [[n, f"{closed:.12g}", f"{quad:.12g}", f"{abs(closed - quad):.1e}"] for n, (closed, quad) in pairs.items()]
 display(Markdown(markdown_table(["f", "closed form", "quadrature", "difference"], rows)))
-worst = max(
-    abs(png_moments.kernel(n, x_demo, y_demo) - png_moments.kernel_by_quadrature(n, x_demo, y_demo))
-    for n in ("sgn", "heaviside", "relu", "identity", "square", "he2", "cos", "sin", "erf", "exp")
-)
+worst = max(abs(closed - quad) for n, (closed, quad) in pairs.items() if n != "tanh")
 rec.record(
     "png_closed_forms",
     "The PNG kernels' closed forms (Definition 2) agree with exact quadrature",
@@ -258,59 +239,30 @@ rec.record(
 
 # %%
 thetas = np.linspace(0.15, np.pi - 0.15, S["theta_points"])
-ratio_sim = {}
-for d in tqdm(S["dims"], desc="Theorem 1, angular"):
-    draws = {
-        m: projections.sample(png.LAWS[m], keys("theorem 1 draws", d, m), d, d, draws=S["draws"])
-        for m in ("urn", "orn", "kama")
-    }
-    for theta in thetas:
-        x, y = kernels.pair_at_angle(theta, d=d)  # x = e₁: where a poorly mixed Kac walk shows
-        law = png_moments.gain_law("sgn", x, y)
-        for method, W in draws.items():
-            sq, se, *_ = mse_and_se(png.estimates("sgn", W, x, y), law.kernel)
-            ratio_sim[method, d, theta] = (sq / law.mse_iid(d), se / law.mse_iid(d))
-        ratio_sim["law", d, theta] = (law.mse_orthogonal(d, d) / law.mse_iid(d), 0.0)
-        ratio_sim["slack", d, theta] = (0.5 / d**2 / law.mse_iid(d), 0.0)  # O(d⁻²) terms, in units of MSE_URN
+# {(method, d, θ): (MSE / MSE_URN exact, its s.e.)} at x = e₁ (where a poorly mixed Kac walk shows), m = d rows,
+# plus the first-order law ("law") and the 0.5/d² allowance for its O(d⁻²) terms ("slack")
+ratio_sim = kama_kernels.theorem1_angular_ratios(
+    partial(keys, "theorem 1 draws"), S["dims"], thetas, S["draws"], progress=True
+)
 
 theta_fine = np.linspace(0.01, np.pi - 0.01, 200)
 fig, axes = plt.subplots(1, len(S["dims"]), figsize=(4.6 * len(S["dims"]), 3.8), sharey=True)
 for ax, d in zip(np.atleast_1d(axes), S["dims"], strict=True):
-    K = 1 - 2 * theta_fine / np.pi
-    ax.plot(
-        theta_fine,
-        1 - (d - 1) / d * (4 * np.sin(theta_fine) ** 2 / np.pi**2) / (1 - K**2),
-        "k-",
-        lw=1,
-        label="first-order law",
-    )
-    for i, method in enumerate(("urn", "orn", "kama")):
-        vals = np.array([ratio_sim[method, d, t] for t in thetas])
-        ax.errorbar(
-            thetas + 0.02 * (i - 1),
-            vals[:, 0],
-            yerr=2 * vals[:, 1],
-            fmt="o",
-            ms=4,
-            capsize=2,
-            color=plotting.PALETTE[i],
-            label=METHOD_LABEL[method],
-        )
+    law_curve = png_moments.angular_orthogonal_mse_ratio(theta_fine, d)
+    ax.plot(theta_fine, law_curve, "k-", lw=1, label="first-order law")
+    series = {m: [ratio_sim[m, d, t] for t in thetas] for m in ("urn", "orn", "kama")}
+    plotting.errorbar_series(ax, thetas, series, METHOD_LABEL, shift=0.02, fmt="o", ms=4, capsize=2)
     ax.axhline(1, color="k", ls=":", lw=0.8)
     ax.set(xlabel="angle θ between x and y (rad)", title=f"d = m = {d}, axis-aligned x, y")
 np.atleast_1d(axes)[0].set_ylabel("MSE / MSE_URN (exact)")
 np.atleast_1d(axes)[0].legend(fontsize=8)
-fig.suptitle(f"Theorem 1/2, angular kernel ({scale} scale): {S['draws']:,} draws per point, ±2 s.e.", fontsize=10)
-fig.tight_layout()
-plotting.savefig("kama_theorem1_angular", fig)
-plt.show()
+plotting.finish_figure(
+    fig,
+    "kama_theorem1_angular",
+    f"Theorem 1/2, angular kernel ({scale} scale): {S['draws']:,} draws per point, ±2 s.e.",
+)
 
-law_z = {
-    (d, round(float(t), 3)): (abs(ratio_sim["orn", d, t][0] - ratio_sim["law", d, t][0]) - ratio_sim["slack", d, t][0])
-    / ratio_sim["orn", d, t][1]
-    for d in S["dims"]
-    for t in thetas
-}
+law_z = kama_kernels.theorem1_law_deviations(ratio_sim, S["dims"], thetas)  # (|ORN − law| − slack) / s.e.
 worst_z = max(law_z.values())
 print("worst (d, θ):", max(law_z, key=law_z.get), f"{worst_z:.2f} s.e. beyond the 0.5/d² slack")
 rec.record(
@@ -330,19 +282,16 @@ rec.record(
 # %%
 d = 32
 x, y = kernels.pair_at_angle(np.pi / 3, d=d)
-W_urn = projections.sample("iid", keys("other activations", "urn"), d, d, draws=S["draws"])
-W_orn = projections.sample("orthogonal", keys("other activations", "orn"), d, d, draws=S["draws"])
-gain_rows, gain_ok = [], {}
-for name in ("relu", "tanh", "cos", "erf", "identity", "square"):
-    law = png_moments.gain_law(name, x, y)
-    urn, urn_se, *_ = mse_and_se(png.estimates(name, W_urn, x, y), law.kernel)
-    orn, orn_se, *_ = mse_and_se(png.estimates(name, W_orn, x, y), law.kernel)
-    gap, gap_se = urn - orn, math.hypot(urn_se, orn_se)
-    predicted = (d - 1) * law.h_norm_sq / (2 * d * d)
-    gain_ok[name] = abs(gap - predicted) < max(4 * gap_se, 0.15 * predicted)
-    gain_rows.append(
-        [name, f"{law.kernel:.4f}", f"{urn:.5f}", f"{orn:.5f}", f"{gap:.5f} ± {2 * gap_se:.5f}", f"{predicted:.5f}"]
-    )
+# MSE_URN − MSE_ORN against (d − 1)‖H‖²/(2d²) with m = d rows, one iid and one Haar stack for every f
+gain = kama_kernels.orthogonal_gain_table(
+    ("relu", "tanh", "cos", "erf", "identity", "square"), x, y, partial(keys, "other activations"), S["draws"]
+)
+gain_ok = {n: abs(g["gap"] - g["predicted"]) < max(4 * g["gap_se"], 0.15 * g["predicted"]) for n, g in gain.items()}
+gain_rows = [
+    [n, f"{g['kernel']:.4f}", *(f"{g[k]:.5f}" for k in ("urn", "orn")), f"{g['gap']:.5f} ± {2 * g['gap_se']:.5f}"]
+    + [f"{g['predicted']:.5f}"]
+    for n, g in gain.items()
+]
 display(Markdown(markdown_table(["f", "K", "MSE URN", "MSE ORN", "gap (±2 s.e.)", "predicted gap"], gain_rows)))
 smooth = [n for n in gain_ok if n != "square"]
 rec.record(
@@ -361,30 +310,13 @@ rec.record(
 # Monte Carlo estimate over pairs of orthogonal rows; $\mathrm{MSE_{ORN}} - \mathrm{MSE_{URN}} = (d-1)c/m$.
 
 # %%
-he2_rows, he2_cov = [], {}
-for d in tqdm(S["he2_dims"], desc="He₂ covariance"):
-    x, y = kernels.pair_at_angle(np.pi / 2, d=d)
-    cov, se = png_moments.orthogonal_pair_covariance("he2", keys("he2 covariance", d), x, y, S["he2_pairs"])
-    he2_cov[d] = (cov, se)
-    h_norm_sq = png_moments.gain_law("he2", x, y).h_norm_sq
-    he2_rows.append([d, f"{h_norm_sq:.1e}", f"{cov:.4f} ± {2 * se:.4f}", f"{cov / se:.1f}"])
+he2_cov = kama_kernels.orthogonal_pair_covariances(  # {d: (c, s.e., ‖H‖²)} at x ⊥ y
+    "he2", partial(keys, "he2 covariance"), S["he2_dims"], S["he2_pairs"], theta=np.pi / 2, progress=True
+)
+he2_rows = [[d, f"{h:.1e}", f"{c:.4f} ± {2 * se:.4f}", f"{c / se:.1f}"] for d, (c, se, h) in he2_cov.items()]
 display(Markdown(markdown_table(["d", "‖H‖²", "covariance c (±2 s.e.)", "c / s.e."], he2_rows)))
-x_par = np.ones(16) / 4
-par_key = keys("parallel inputs")
-par_mse = {
-    m: float(
-        np.mean(
-            (
-                np.asarray(
-                    png.estimates("sgn", projections.sample(png.LAWS[m], par_key, 16, 16, draws=50), x_par, 2 * x_par)
-                )
-                - 1
-            )
-            ** 2
-        )
-    )
-    for m in ("urn", "orn", "kama")
-}
+# sgn at x ∥ y (y = 2x, K = 1): the MSE of every law, 16 rows in d = 16, 50 draws, all from one key
+par_mse = kama_kernels.parallel_input_mse(keys("parallel inputs"), np.ones(16) / 4, draws=50)
 rec.record(
     "theorem1_as_printed",
     "Theorem 1 holds for every f and every x, y away from 0 (MSE_ORN ≤ MSE_URN − K(ε)/d)",
@@ -406,76 +338,37 @@ rec.record(
 
 # %%
 d = 32
-x_axis, y_axis = kernels.pair_at_angle(np.pi / 6, d=d)
-Q, _ = np.linalg.qr(keys.rng("k sweep dense pair").normal(size=(d, 2)))
-x_rand, y_rand = Q[:, 0], math.cos(np.pi / 6) * Q[:, 0] + math.sin(np.pi / 6) * Q[:, 1]
-K_sweep = png_moments.kernel("sgn", x_axis, y_axis)
-urn_ref = 1 - K_sweep**2
-orn_W = projections.sample("orthogonal", keys("k sweep", "orn"), d, d, draws=S["draws"])
-orn_ref = mse_and_se(png.estimates("sgn", orn_W, x_axis, y_axis), K_sweep)
-sweep = {}
-for c in tqdm(S["sweep"], desc="k sweep"):
-    k = max(1, round(c * d * math.log(d)))
-    W = projections.sample("givens", keys("k sweep", "kama", k), d, d, draws=S["draws"], rotations=k)
-    sweep[c] = {
-        "k": k,
-        "axis": mse_and_se(png.estimates("sgn", W, x_axis, y_axis), K_sweep),
-        "random": mse_and_se(png.estimates("sgn", W, x_rand, y_rand), K_sweep),
-        "untouched": d * (1 - 2 / d) ** k,
-        "fourth": float(np.mean((np.asarray(W[:, 0, 0]) / np.linalg.norm(np.asarray(W[:, 0]), axis=-1)) ** 4)),
-    }
+# k = max(1, round(c d ln d)) rotations, m = d rows, θ = π/6; keys("k sweep", "orn") and keys("k sweep", "kama", k)
+k_sweep = kama_kernels.kama_k_sweep(
+    d, np.pi / 6, S["sweep"], S["draws"], partial(keys, "k sweep"), keys.rng("k sweep dense pair"), progress=True
+)
+sweep, orn_ref, urn_ref = k_sweep["sweep"], k_sweep["orn"], k_sweep["urn_variance"]
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 3.8))
 cs = np.array(S["sweep"])
-for key_name, label, colour in (("axis", "axis-aligned x, y", 0), ("random", "random dense x, y", 1)):
-    axes[0].errorbar(
-        cs,
-        [sweep[c][key_name][0] for c in cs],
-        yerr=[2 * sweep[c][key_name][1] for c in cs],
-        fmt="o-",
-        color=plotting.PALETTE[colour],
-        label=f"KAMA, {label}",
-        capsize=2,
-    )
-    axes[1].errorbar(
-        cs,
-        [sweep[c][key_name][2] for c in cs],
-        yerr=[2 * sweep[c][key_name][3] for c in cs],
-        fmt="o-",
-        color=plotting.PALETTE[colour],
-        label=label,
-        capsize=2,
-    )
+inputs = {"axis": "axis-aligned x, y", "random": "random dense x, y"}
+mse_series = {f"KAMA, {lab}": [sweep[c][k] for c in cs] for k, lab in inputs.items()}
+plotting.errorbar_series(axes[0], cs, mse_series, fmt="o-", capsize=2)  # (MSE, its s.e.)
+bias_series = {lab: [sweep[c][k] for c in cs] for k, lab in inputs.items()}
+plotting.errorbar_series(axes[1], cs, bias_series, columns=(2, 3), fmt="o-", capsize=2)  # (mean error, its s.e.)
 axes[0].axhline(urn_ref / d, color="k", ls="--", lw=1, label="URN (exact)")
 axes[0].axhline(orn_ref[0], color=plotting.PALETTE[2], ls=":", lw=1.5, label="ORN")
-axes[0].set(
-    xscale="log",
-    yscale="log",
-    xlabel="k / (d ln d)",
-    ylabel="MSE of the angular estimator",
-    title=f"d = m = {d}, θ = π/6",
-)
-axes[0].legend(fontsize=8)
+axes[0].set(yscale="log", ylabel="MSE of the angular estimator", title=f"d = m = {d}, θ = π/6")
 axes[1].axhline(0, color="k", lw=0.8)
-axes[1].set(xscale="log", xlabel="k / (d ln d)", ylabel="bias (mean error)", title="KAMA is biased for small k")
-axes[1].legend(fontsize=8)
-axes[2].semilogx(cs, [sweep[c]["untouched"] for c in cs], "o-", label="untouched coordinates d(1 − 2/d)^k")
-axes[2].semilogx(
-    cs, [sweep[c]["fourth"] * d * (d + 2) / 3 for c in cs], "s-", label="E[(Me₀)₀⁴] / Haar value 3/(d(d+2))"
-)
+axes[1].set(ylabel="bias (mean error)", title="KAMA is biased for small k")
+axes[2].plot(cs, [sweep[c]["untouched"] for c in cs], "o-", label="untouched coordinates d(1 − 2/d)^k")
+haar_fourth = [sweep[c]["fourth"] * d * (d + 2) / 3 for c in cs]
+axes[2].plot(cs, haar_fourth, "s-", label="E[(Me₀)₀⁴] / Haar value 3/(d(d+2))")
 axes[2].axhline(1, color="k", ls=":", lw=0.8)
 axes[2].axvline(0.5, color="k", ls="--", lw=0.8)
-axes[2].set(
-    yscale="log",
-    xlabel="k / (d ln d)",
-    ylabel="ratio to the Haar value (unitless)",
-    title="mixing diagnostics (dashed: coupon collector, C = 1)",
+axes[2].set(yscale="log", ylabel="ratio to the Haar value (unitless)")
+axes[2].set_title("mixing diagnostics (dashed: coupon collector, C = 1)")
+for ax in axes:
+    ax.set(xscale="log", xlabel="k / (d ln d)")
+    ax.legend(fontsize=8)
+plotting.finish_figure(
+    fig, "kama_k_sweep", f"Theorem 2 and the k needed ({scale} scale, {S['draws']:,} draws per point, ±2 s.e.)"
 )
-axes[2].legend(fontsize=8)
-fig.suptitle(f"Theorem 2 and the k needed ({scale} scale, {S['draws']:,} draws per point, ±2 s.e.)", fontsize=10)
-fig.tight_layout()
-plotting.savefig("kama_k_sweep", fig)
-plt.show()
 
 c_paper = max(S["sweep"])
 paper_k = sweep[c_paper]
@@ -512,65 +405,27 @@ rec.record(
 
 
 # %%
-zscore = datasets.zscore_rows  # column z-scores; rows that become exactly zero are dropped
-
-
-FIG1_LOADERS = {"boston": datasets.load_boston, "wine*": datasets.load_wine}
-FIG1_SETS = {name: zscore(FIG1_LOADERS[name]()) for name in S["fig1_sets"]}
-fig1 = {}
-for name, X in FIG1_SETS.items():
-    n, d = X.shape
-    pair_rng = keys.rng("fig 1 pairs", name)
-    i = pair_rng.choice(n, size=S["pairs"])
-    j = (i + pair_rng.integers(1, n, size=S["pairs"])) % n
-    K_pairs = np.array([png_moments.kernel("sgn", X[a], X[b]) for a, b in zip(i, j, strict=True)])
-    for b in tqdm(S["blocks"], desc=f"Fig 1, {name}"):
-        for method in png.LAWS:
-            W = projections.sample(
-                png.LAWS[method], keys("fig 1 draws", name, b, method), b * d, d, draws=S["fig1_draws"]
-            )
-            est = np.asarray(png.pair_estimates("sgn", W, X[i], X[j]))
-            sq = (est - K_pairs) ** 2
-            per_draw = sq.mean(1)
-            fig1[name, b, method] = (per_draw.mean(), per_draw.std() / math.sqrt(len(per_draw)))
-
-fig, axes = plt.subplots(1, len(FIG1_SETS), figsize=(5.5 * len(FIG1_SETS), 3.8), squeeze=False)
-for ax, name in zip(axes[0], FIG1_SETS, strict=True):
-    for mi, method in enumerate(png.LAWS):
-        vals = np.array([fig1[name, b, method] for b in S["blocks"]])
-        ax.errorbar(
-            S["blocks"],
-            vals[:, 0],
-            yerr=2 * vals[:, 1],
-            fmt="o-",
-            color=plotting.PALETTE[mi],
-            label=METHOD_LABEL[method],
-            capsize=2,
-            ms=4,
-        )
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="blocks b (m = b·d rows)",
-        ylabel="mean pointwise MSE",
-        title=f"{name}: d = {FIG1_SETS[name].shape[1]}, {S['pairs']} pairs",
-    )
-    ax.set_xticks(S["blocks"], [str(b) for b in S["blocks"]], minor=False)
-    ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.legend(fontsize=8)
-fig.suptitle(
-    f"Fig 1 ({scale} scale): angular kernel, {S['fig1_draws']:,} draws per point, ±2 s.e.; * = offline stand-in",
-    fontsize=10,
+FIG1_SETS = datasets.kama_kernel_datasets(S["fig1_sets"], seed)  # column z-scores; all-zero rows dropped
+# {(name, b, method): (pointwise MSE averaged over pairs and draws, its s.e.)}, m = b·d rows in b blocks
+fig1 = kama_kernels.pointwise_mse_by_blocks(
+    FIG1_SETS, partial(keys.rng, "fig 1 pairs"), partial(keys, "fig 1 draws"), S["blocks"], S["pairs"], S["fig1_draws"]
 )
-fig.tight_layout()
-plotting.savefig("kama_fig1_pointwise", fig)
-plt.show()
 
-fig1_ratio = {
-    f"{name}, {method}": float(np.mean([fig1[name, b, method][0] / fig1[name, b, "urn"][0] for b in S["blocks"]]))
-    for name in FIG1_SETS
-    for method in ("orn", "kama", "horn")
+BLOCK_PANELS = dict(x=S["blocks"], labels=METHOD_LABEL, xlabel="blocks b (m = b·d rows)", fmt="o-", capsize=2, ms=4)
+panels = {
+    f"{name}: d = {X.shape[1]}, {S['pairs']} pairs": kama_kernels.method_series(fig1, name, S["blocks"])
+    for name, X in FIG1_SETS.items()
 }
+fig = plotting.errorbar_grid(
+    panels, ylabel="mean pointwise MSE", ncol=len(panels), panel_size=(5.5, 3.8), legend="all", **BLOCK_PANELS
+)
+plotting.finish_figure(
+    fig,
+    "kama_fig1_pointwise",
+    f"Fig 1 ({scale} scale): angular kernel, {S['fig1_draws']:,} draws per point, ±2 s.e.; * = offline stand-in",
+)
+
+fig1_ratio = kama_kernels.mean_ratio_to_urn(fig1, FIG1_SETS, S["blocks"])  # {"name, method": mean_b MSE / MSE_URN}
 display(Markdown("**Mean MSE ratio to URN over b:** " + ", ".join(f"{k}: {v:.3f}" for k, v in fig1_ratio.items())))
 rec.record(
     "fig1_pointwise_gains",
@@ -591,79 +446,33 @@ rec.record(
 # (d = 10), **wine\*** = scikit-learn wine (178 points), **parkinson\*** = breast cancer (d = 30). Features z-scored.
 
 # %%
-LOADERS = {
-    "g50c": lambda: datasets.make_g50c(seed)[0],
-    "boston": datasets.load_boston,
-    "cpu*": datasets.load_diabetes,
-    "insurance": datasets.load_caravan,
-    "wine*": datasets.load_wine,
-    "parkinson*": datasets.load_breast_cancer,
-}
-fig2 = {}
-for name in tqdm(S["fig2_sets"], desc="Fig 2 datasets"):
-    X = zscore(LOADERS[name]())
-    X = X[keys.rng("fig 2 points", name).permutation(len(X))[: S["fig2_points"]]]
-    n, d = X.shape
-    K_exact = png_moments.gram("sgn", X)
-    for b in S["blocks"]:
-        for method in png.LAWS:
-            W = projections.sample(
-                png.LAWS[method], keys("fig 2 draws", name, b, method), b * d, d, draws=S["fig2_draws"]
-            )
-            errs = simulation.gram_errors("sgn", W, X, K_exact)
-            fig2[name, b, method] = (errs.mean(), errs.std() / math.sqrt(len(errs)), n, d)
-
-sets = list(S["fig2_sets"])
-ncol = min(3, len(sets))
-fig, axes = plt.subplots(
-    math.ceil(len(sets) / ncol), ncol, figsize=(5 * ncol, 3.6 * math.ceil(len(sets) / ncol)), squeeze=False
+sets = datasets.kama_kernel_datasets(S["fig2_sets"], seed)
+# {(name, b, method): (mean ‖K − K̂‖_F / ‖K‖_F over draws, its s.e., N, d)} on N = min(fig2_points, n) random points
+fig2 = kama_kernels.gram_error_by_blocks(
+    sets,
+    partial(keys.rng, "fig 2 points"),
+    partial(keys, "fig 2 draws"),
+    S["blocks"],
+    S["fig2_points"],
+    S["fig2_draws"],
 )
-for ax, name in zip(axes.flat, sets, strict=False):
-    for mi, method in enumerate(png.LAWS):
-        vals = np.array([fig2[name, b, method][:2] for b in S["blocks"]])
-        ax.errorbar(
-            S["blocks"],
-            vals[:, 0],
-            yerr=2 * vals[:, 1],
-            fmt="o-",
-            color=plotting.PALETTE[mi],
-            label=METHOD_LABEL[method],
-            capsize=2,
-            ms=4,
-        )
-    _, _, n, d = fig2[name, S["blocks"][0], "urn"]
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="blocks b (m = b·d rows)",
-        ylabel="‖K − K̂‖_F / ‖K‖_F",
-        title=f"{name}: N = {n}, d = {d}",
-    )
-    ax.set_xticks(S["blocks"], [str(b) for b in S["blocks"]], minor=False)
-    ax.xaxis.set_minor_locator(plt.NullLocator())
-for ax in list(axes.flat)[len(sets) :]:
-    ax.axis("off")
-axes.flat[0].legend(fontsize=8)
-fig.suptitle(
+
+titles = {name: "{}: N = {}, d = {}".format(name, *fig2[name, S["blocks"][0], "urn"][2:]) for name in sets}
+panels = {titles[name]: kama_kernels.method_series(fig2, name, S["blocks"]) for name in sets}
+fig = plotting.errorbar_grid(
+    panels, ylabel="‖K − K̂‖_F / ‖K‖_F", ncol=min(3, len(sets)), panel_size=(5, 3.6), legend="first", **BLOCK_PANELS
+)
+plotting.finish_figure(
+    fig,
+    "kama_fig2_frobenius",
     f"Fig 2 ({scale} scale): angular kernel matrix, mean over {S['fig2_draws']} draws (paper: 1 000), "
     "±2 s.e.; * = offline stand-in",
-    fontsize=10,
 )
-fig.tight_layout()
-plotting.savefig("kama_fig2_frobenius", fig)
-plt.show()
 
-fig2_ratio = {
-    f"{name}, {method}": float(np.mean([fig2[name, b, method][0] / fig2[name, b, "urn"][0] for b in S["blocks"]]))
-    for name in sets
-    for method in ("orn", "kama", "horn")
-}
+fig2_ratio = kama_kernels.mean_ratio_to_urn(fig2, sets, S["blocks"])  # {"name, method": mean over b of ε / ε_URN}
 display(Markdown("**Mean error ratio to URN over b:** " + ", ".join(f"{k}: {v:.3f}" for k, v in fig2_ratio.items())))
-kama_vs_orn = max(
-    abs(fig2[name, b, "kama"][0] - fig2[name, b, "orn"][0]) / fig2[name, b, "orn"][0]
-    for name in sets
-    for b in S["blocks"]
-)
+# max over datasets and b of |ε_KAMA − ε_ORN| / ε_ORN
+kama_vs_orn = kama_kernels.largest_relative_difference(fig2, sets, S["blocks"], "kama", "orn")
 rec.record(
     "fig2_orthogonal_beat_urn",
     "Every orthogonal mechanism (ORN, KAMA, HORN) has a lower kernel-matrix error than URN on every dataset",
@@ -704,17 +513,9 @@ rec.record(
 # Algorithm 1 for any $F$ with a numerical line search; the tests check it against this closed form.)
 
 # %%
-descent = {}
-for d in S["descent_dims"]:
-    T = stats.special_ortho_group.rvs(d, random_state=keys.rng("theorem 3 target", d))
-    M = np.eye(d)
-    values, slack = [kama.procrustes_objective(M, T)], []
-    for _ in range(S["descent_steps"]):
-        step = kama.procrustes_descent_step(M, T)
-        slack.append(step.decrease - kama.theorem_3_bound(step.grad_norm_sq, d, 4.0))
-        M = step.M
-        values.append(kama.procrustes_objective(M, T))
-    descent[d] = (np.array(values), min(slack), np.abs(M @ M.T - np.eye(d)).max())
+targets = {d: stats.special_ortho_group.rvs(d, random_state=keys.rng("theorem 3 target", d)) for d in S["descent_dims"]}
+# d → (F(M_t) for every t, min slack of Theorem 3's bound with B = 4, drift off SO(d)), from M₀ = I
+descent = {d: kama_kernels.procrustes_descent(T, S["descent_steps"], 4.0) for d, T in targets.items()}
 
 fig, ax = plt.subplots(figsize=(6.4, 4))
 for i, (d, (values, _, _)) in enumerate(descent.items()):
@@ -726,8 +527,7 @@ ax.set(
     title=f"Algorithm 1 on SO(d), Haar target ({scale} scale)",
 )
 ax.legend()
-plotting.savefig("kama_theorem3_descent", fig)
-plt.show()
+plotting.finish_figure(fig, "kama_theorem3_descent", tight=False)
 rec.record(
     "theorem3_decrease_bound",
     "Every step of Algorithm 1 decreases F by at least ‖∇F‖² / (2d(d−1)B), and iterates stay in SO(d)",

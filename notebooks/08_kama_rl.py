@@ -40,11 +40,10 @@ seed = 0
 
 # %%
 
-import matplotlib.pyplot as plt
+from functools import partial
+
 import numpy as np
 from IPython.display import Markdown, display
-from scipy import stats
-from tqdm.auto import tqdm
 
 from rflib.experiments import policies, rl
 from rflib.notebook import plotting
@@ -75,14 +74,6 @@ SETTINGS = {
 run = start("08_kama_rl", scale, seed, SETTINGS)
 S, keys, rec = run.settings, run.keys, run.recorder
 LABEL = {"dense": "dense (2×64)", "kama": "KAMA (K = 200)", "toeplitz": "Toeplitz"}
-SIZES = {  # gymnasium v5 observation / action dimensions
-    "InvertedPendulum-v5": (4, 1),
-    "InvertedDoublePendulum-v5": (9, 1),
-    "Swimmer-v5": (8, 2),
-    "Hopper-v5": (11, 3),
-    "HalfCheetah-v5": (17, 6),
-    "Walker2d-v5": (17, 6),
-}
 
 # %% [markdown]
 # ## 1 · Table 1: how many parameters?
@@ -94,29 +85,20 @@ SIZES = {  # gymnasium v5 observation / action dimensions
 
 # %%
 PAPER_TABLE1 = {"HalfCheetah-v5": (15, 7), "Walker2d-v5": (15, 7), "Hopper-v5": (17, 8)}
-rows, table1 = [], {}
-for algo, hidden, K in (("PPO", (64, 64), 200), ("TRPO", (32, 32), 100)):
-    for env in ("HalfCheetah-v5", "Walker2d-v5", "Hopper-v5"):
-        obs, act = SIZES[env]
-        dense = policies.parameter_count("dense", obs, act, hidden, K)
-        ratio = {a: 100 * policies.parameter_count(a, obs, act, hidden, K) / dense for a in ("kama", "toeplitz")}
-        table1[algo, env] = ratio
-        paper = PAPER_TABLE1[env] if algo == "PPO" else ("—", "—")
-        rows.append(
-            [
-                algo,
-                env,
-                dense,
-                f"{ratio['kama']:.1f} % (paper {paper[0]})",
-                f"{ratio['toeplitz']:.1f} % (paper {paper[1]})",
-            ]
-        )
+POLICIES = {"PPO": ((64, 64), 200), "TRPO": ((32, 32), 100)}  # hidden sizes, rotations K per matrix
+# {(algorithm, task): {"dense": count, "kama": % of dense, "toeplitz": % of dense}}; sizes from gymnasium v5
+table1 = policies.parameter_table(POLICIES, {env: rl.TASK_SIZES[env] for env in PAPER_TABLE1})
+paper = {(algo, env): PAPER_TABLE1[env] if algo == "PPO" else ("—", "—") for algo, env in table1}
+rows = [
+    [algo, env, t["dense"], *map("{:.1f} % (paper {})".format, (t["kama"], t["toeplitz"]), paper[algo, env])]
+    for (algo, env), t in table1.items()
+]
 display(Markdown(markdown_table(["algorithm", "task", "dense parameters", "KAMA / dense", "Toeplitz / dense"], rows)))
 rec.record(
     "table1_parameter_ratios",
     "KAMA policies use ~15–17 % and Toeplitz ~7–8 % of the dense policy's parameters (PPO)",
     paper={env: {"KAMA %": p[0], "Toeplitz %": p[1]} for env, p in PAPER_TABLE1.items()},
-    ours={env: {k: round(v, 1) for k, v in table1["PPO", env].items()} for env in PAPER_TABLE1},
+    ours={env: {k: round(table1["PPO", env][k], 1) for k in ("kama", "toeplitz")} for env in PAPER_TABLE1},
     holds=all(
         abs(table1["PPO", env]["kama"] - p[0]) < 1.5 and abs(table1["PPO", env]["toeplitz"] - p[1]) < 0.5
         for env, p in PAPER_TABLE1.items()
@@ -132,70 +114,43 @@ rec.record(
 # the iterations of the per-iteration mean episode return.
 
 # %%
-runs = {}
-for env, (steps, n_seeds) in S["tasks"].items():
-    for architecture in policies.ARCHITECTURES:
-        for s in tqdm(range(n_seeds), desc=f"{env}, {architecture}"):
-            run_seed = keys.integer("ppo run", env, s)  # the same environment seeds for every architecture
-            runs[env, architecture, s] = rl.train_ppo(env, architecture, steps, seed=run_seed, progress=False)
-
-
-def final_score(run):
-    r = run["return"]
-    tail = r[-max(1, len(r) // 4) :]
-    return float(np.nanmean(tail))
-
+# {(task, architecture, s): PPO run}, every run from scratch with the default PPOConfig; run s on a task has the
+# seed keys.integer("ppo run", task, s) for every architecture (the same environment seeds)
+runs = rl.train_runs(S["tasks"], partial(keys.integer, "ppo run"), progress=True)
+scores = rl.final_scores(runs)  # {(task, architecture): [mean return over the last quarter of iterations, per seed]}
+summary = rl.score_summary(scores)  # {(task, architecture): (mean, std) of the final score over seeds}
 
 tasks = list(S["tasks"])
-fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.8), squeeze=False)
-scores = {}
-for ax, env in zip(axes[0], tasks, strict=True):
-    steps, n_seeds = S["tasks"][env]
-    for i, architecture in enumerate(policies.ARCHITECTURES):
-        curves = np.array([runs[env, architecture, s]["return"] for s in range(n_seeds)])
-        x = runs[env, architecture, 0]["steps"]
-        mean, std = np.nanmean(curves, 0), np.nanstd(curves, 0)
-        params = runs[env, architecture, 0]["parameters"]
-        ax.plot(x, mean, color=plotting.PALETTE[i], label=f"{LABEL[architecture]}, {params} parameters")
-        ax.fill_between(x, mean - std, mean + std, color=plotting.PALETTE[i], alpha=0.2)
-        scores[env, architecture] = [final_score(runs[env, architecture, s]) for s in range(n_seeds)]
-    ax.set(xlabel="environment steps", ylabel="mean episode return", title=env)
-    ax.legend(fontsize=8)
-fig.suptitle(
+CURVE_AXES = dict(xlabel="environment steps", ylabel="mean episode return")
+label = {(env, a): f"{LABEL[a]}, {runs[env, a, 0]['parameters']} parameters" for env, a in scores}
+# task → {architecture's label: (steps, returns per seed)}, drawn as mean ± std over seeds
+panels = {env: {label[env, a]: rl.learning_curves(runs, env, a) for a in policies.ARCHITECTURES} for env in tasks}
+fig, _ = plotting.mean_std_panels(panels, **CURVE_AXES)
+plotting.finish_figure(
+    fig,
+    "kama_rl_ppo",
     f"Fig 3 stand-in ({scale} scale): PPO, mean ± std over seeds; "
     f"{', '.join(f'{e}: {st:,} steps × {n} seeds' for e, (st, n) in S['tasks'].items())} (paper: 10⁶ steps, 5 seeds)",
     fontsize=9,
 )
-fig.tight_layout()
-plotting.savefig("kama_rl_ppo", fig)
-plt.show()
 
-score_rows = [
-    [env, *(f"{np.mean(scores[env, a]):.1f} ± {np.std(scores[env, a]):.1f}" for a in policies.ARCHITECTURES)]
-    for env in tasks
-]
+score_rows = [[env, *("{:.1f} ± {:.1f}".format(*summary[env, a]) for a in policies.ARCHITECTURES)] for env in tasks]
 table = markdown_table(["task", *(LABEL[a] for a in policies.ARCHITECTURES)], score_rows)
 display(Markdown("**Final score (mean ± std over seeds)**\n\n" + table))
 
-kama_beats_toeplitz = {env: float(np.mean(scores[env, "kama"]) - np.mean(scores[env, "toeplitz"])) for env in tasks}
+kama_beats_toeplitz = {env: summary[env, "kama"][0] - summary[env, "toeplitz"][0] for env in tasks}
 rec.record(
     "kama_beats_toeplitz",
     "KAMA policies reach a higher return than Toeplitz policies on most tasks",
     paper="Fig 3: 'across most tasks KAMA-NNs policies achieve better performance than Toeplitz policies'",
-    ours={env: {a: float(np.mean(scores[env, a])) for a in policies.ARCHITECTURES} for env in tasks},
+    ours={env: {a: summary[env, a][0] for a in policies.ARCHITECTURES} for env in tasks},
     holds="scaled" if sum(v > 0 for v in kama_beats_toeplitz.values()) > len(tasks) / 2 else False,
     note=f"PPO re-implemented in JAX; gymnasium v5 tasks; {', '.join(f'{e} {st:,} steps × {n} seeds' for e, (st, n) in S['tasks'].items())} "
     "instead of 10⁶ steps × 5 seeds",
 )
 # Learning progress = final score − the mean first-iteration return of all runs on the task (≈ a random policy), so
 # that tasks with negative returns (HalfCheetah early in training) compare correctly.
-start = {
-    env: float(
-        np.nanmean([runs[env, a, s]["return"][0] for a in policies.ARCHITECTURES for s in range(S["tasks"][env][1])])
-    )
-    for env in tasks
-}
-progress = {env: {a: float(np.mean(scores[env, a])) - start[env] for a in policies.ARCHITECTURES} for env in tasks}
+_, progress = rl.learning_progress(runs, scores)  # ({task: start}, {task: {architecture: progress}})
 kama_vs_dense = {env: progress[env]["kama"] / progress[env]["dense"] for env in tasks}
 rec.record(
     "kama_approaches_dense",
@@ -213,35 +168,19 @@ rec.record(
 
 # %%
 env_ab, steps_ab, seeds_ab, Ks = S["ablation"]
-ablation = {}
-for K in tqdm(Ks, desc=f"K ablation on {env_ab}"):
-    config = rl.PPOConfig(rotations=K)
-    ablation[K] = [
-        rl.train_ppo(env_ab, "kama", steps_ab, seed=keys.integer("k ablation run", s), config=config, progress=False)
-        for s in range(seeds_ab)
-    ]
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for i, K in enumerate(Ks):
-    curves = np.array([r["return"] for r in ablation[K]])
-    axes[0].plot(ablation[K][0]["steps"], np.nanmean(curves, 0), color=plotting.PALETTE[i % 8], label=f"K = {K}")
-axes[0].set(xlabel="environment steps", ylabel="mean episode return", title=f"{env_ab}, KAMA policies")
-axes[0].legend(fontsize=8)
-ab_scores = {K: [final_score(r) for r in ablation[K]] for K in Ks}
+# {K: [PPO run of a KAMA policy with PPOConfig(rotations=K), per seed keys.integer("k ablation run", s)]}
+ablation = rl.rotation_ablation(env_ab, steps_ab, seeds_ab, Ks, partial(keys.integer, "k ablation run"), progress=True)
+curves = {f"K = {K}": (ablation[K][0]["steps"], [r["return"] for r in ablation[K]]) for K in Ks}  # mean over seeds
+panel = {f"{env_ab}, KAMA policies": curves}
+fig, axes = plotting.mean_std_panels(panel, panel_size=(5.5, 3.8), band=False, extra=1, **CURVE_AXES)
+ab_scores = {K: [rl.final_score(r["return"]) for r in ablation[K]] for K in Ks}
 axes[1].errorbar(Ks, [np.mean(ab_scores[K]) for K in Ks], yerr=[np.std(ab_scores[K]) for K in Ks], fmt="o-", capsize=3)
 axes[1].set(
     xscale="log", xlabel="rotations K per matrix", ylabel="final score (mean ± std over seeds)", title="Fig 5 stand-in"
 )
-fig.suptitle(
-    f"Fig 5 stand-in ({scale} scale): {steps_ab:,} steps × {seeds_ab} seeds per K (paper: 10⁶ steps)", fontsize=9
-)
-fig.tight_layout()
-plotting.savefig("kama_rl_ablation", fig)
-plt.show()
-rho = (
-    stats.spearmanr(np.repeat(Ks, seeds_ab), np.concatenate([ab_scores[K] for K in Ks])).statistic
-    if len(Ks) > 2
-    else float("nan")
-)
+caption = f"Fig 5 stand-in ({scale} scale): {steps_ab:,} steps × {seeds_ab} seeds per K (paper: 10⁶ steps)"
+plotting.finish_figure(fig, "kama_rl_ablation", caption, fontsize=9)
+rho = rl.rank_correlation(ab_scores)  # Spearman ρ(K, final score) over every run; NaN for fewer than 3 K
 rec.record(
     "return_grows_with_K",
     "The return of KAMA policies grows with the number of rotations K",

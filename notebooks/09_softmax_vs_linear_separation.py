@@ -50,9 +50,9 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from rflib import separation as sp
+from rflib.experiments import separation_sweeps as ss
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
 
@@ -95,17 +95,8 @@ SETTINGS = {
 run = start("09_softmax_vs_linear_separation", scale, seed, SETTINGS)
 S, keys, rec = run.settings, run.keys, run.recorder
 rng = keys.rng("simulations")
-
-
-def sigmas_for(d):
-    """All sign vectors for d ≤ 14 (exact), else a fixed sample (the exact formula becomes an estimate)."""
-    return sp.sign_vectors_or_sample(d, S["sigma_samples"], keys.rng("sign vectors", d))
-
-
-def paper_m(n, floor=15):
-    """§7.2: m = max{log(n/δ), 15} with δ = 0.01, rounded down (our assumption; the paper does not round)."""
-    return max(int(math.log(n / 0.01)), floor)
-
+# All sign vectors for d ≤ 14 (exact), else a fixed sample per d (the exact formula becomes an estimate).
+sigmas_for = sp.sign_vector_source(S["sigma_samples"], lambda d: keys.rng("sign vectors", d))
 
 # %% [markdown]
 # ## 1 · The constructions in numbers
@@ -115,21 +106,17 @@ def paper_m(n, floor=15):
 # rank-one $QK^\top$ every linear-attention row is the *same* pooled vector.
 
 # %%
-n0, d0 = 200, 22
-s0 = math.sqrt(math.log(n0))
-rows = []
-for a in (0.01, 0.7, 1.2):
-    out = sp.self_outputs(n0, d0, a, 0.2, 0.8, 0, "ones")
-    rows.append([a, f"{out['exp'][0, 0] / s0:.4f}", f"{out['exp'][1, 0] / s0:.4f}", f"{out['lin'][0, 0] / s0:.5f}"])
+# (softmax c0 at the spike row, softmax c0 at another row, linear c0) / s, at n = 200, d = 22, b = 0.2, c = 0.8
+outs = {a: ss.spike_row_outputs(200, 22, a, 0.2, 0.8) for a in (0.01, 0.7, 1.2)}
+rows = [[a, f"{spike:.4f}", f"{other:.4f}", f"{lin:.5f}"] for a, (spike, other, lin) in outs.items()]
 header = ["a", "softmax c₀(j₃)/s", "softmax c₀(j ≠ j₃)/s", "linear c₀/s (every row)"]
 display(Markdown(markdown_table(header, rows)))
-out = sp.self_outputs(n0, d0, 1.2, 0.2, 0.8, 0, "ones")
 rec.record(
     "closed_form_sample_values",
     "Softmax puts Θ(1) weight on the spike, linear attention O(1/n) (self-attention, X = 1, n = 200, a1 = 1.2)",
     paper="Lemmas D.3, D.11 (bounds)",
-    ours={"softmax c0(j3)/s": out["exp"][0, 0] / s0, "linear c0/s": out["lin"][0, 0] / s0},
-    holds=out["exp"][0, 0] / s0 > 1.0 and out["lin"][0, 0] / s0 < 0.02,
+    ours={"softmax c0(j3)/s": outs[1.2][0], "linear c0/s": outs[1.2][2]},
+    holds=outs[1.2][0] > 1.0 and outs[1.2][2] < 0.02,
     note="notes §2.6: softmax 1.1998, linear 0.01312",
 )
 
@@ -142,38 +129,21 @@ rec.record(
 # $1 - 2^{-m}$ (not the $1 - \delta/\mathrm{poly}(n)$ of the lemmas). (a) $m = \lfloor\log n\rfloor$; (b) $n = 1000$.
 
 # %%
-toy_a = [
-    sp.simulate_toy_success(n, max(1, int(math.log(n))), S["toy_trials"], rng) for n in tqdm(S["toy_n"], desc="Fig 3a")
-]
-toy_b = [sp.simulate_toy_success(1000, m, S["toy_trials"], rng) for m in tqdm(S["toy_m"], desc="Fig 3b")]
-pred_a = [1 - 2.0 ** -max(1, int(math.log(n))) for n in S["toy_n"]]
-pred_b = [1 - 2.0**-m for m in S["toy_m"]]
+toy_points_a = [(n, max(1, int(math.log(n)))) for n in S["toy_n"]]  # m = ⌊log n⌋
+toy_a, pred_a = ss.toy_success_rates(toy_points_a, S["toy_trials"], rng, desc="Fig 3a")
+toy_b, pred_b = ss.toy_success_rates([(1000, m) for m in S["toy_m"]], S["toy_trials"], rng, desc="Fig 3b")
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 axes[0].plot(S["toy_n"], toy_a, "o", ms=3, label=f"simulation ({S['toy_trials']} models per point)")
 axes[0].plot(S["toy_n"], pred_a, "k-", lw=1, label="prediction 1 − 2^(−m)")
-axes[0].set(
-    xlabel="sequence length n (tokens)", ylabel="success rate (fraction of models)", title="(a) m = ⌊log n⌋, τ = 0.5"
-)
+RATE = "success rate (fraction of models)"
+axes[0].set(xlabel="sequence length n (tokens)", ylabel=RATE, title="(a) m = ⌊log n⌋, τ = 0.5")
 axes[1].plot(S["toy_m"], toy_b, "o", ms=3, label="simulation")
 axes[1].plot(S["toy_m"], pred_b, "k-", lw=1, label="prediction 1 − 2^(−m)")
-axes[1].set(
-    xlabel="readout neurons m (count)", ylabel="success rate (fraction of models)", title="(b) n = 1000, τ = 0.5"
+axes[1].set(xlabel="readout neurons m (count)", ylabel=RATE, title="(b) n = 1000, τ = 0.5")
+plotting.finish_figure(
+    fig, "separation_fig3_toy", f"Fig 3 ({scale} scale): toy softmax regression", legend=dict(fontsize=8)
 )
-for ax in axes:
-    ax.legend(fontsize=8)
-fig.suptitle(f"Fig 3 ({scale} scale): toy softmax regression", fontsize=10)
-fig.tight_layout()
-plotting.savefig("separation_fig3_toy", fig)
-plt.show()
-
-
-def within_band(sim, pred, trials):
-    """Fraction of points whose simulated rate is within 4 binomial standard errors (+0.005) of the prediction."""
-    ok = [abs(s - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-12) / trials) + 0.005 for s, p in zip(sim, pred, strict=True)]
-    return float(np.mean(ok))
-
-
-toy_agree = min(within_band(toy_a, pred_a, S["toy_trials"]), within_band(toy_b, pred_b, S["toy_trials"]))
+toy_agree = min(ss.fraction_in_band(sim, pred, S["toy_trials"]) for sim, pred in ((toy_a, pred_a), (toy_b, pred_b)))
 rec.record(
     "fig3_toy_matches_prediction",
     "The toy model's success rate equals 1 − 2^(−m) (τ = 0.5): simulation within the binomial band at ≥ 95 % of points",
@@ -192,35 +162,12 @@ rec.record(
 
 # %%
 SELF_BASE = dict(n=200, d=22, a0=0.01, a1=1.2, b=0.2, c=0.8)
-
-
-def self_point(X, name, value):
-    p = dict(SELF_BASE, X=X)
-    if name == "n":
-        p.update(n=int(value), d=12)
-    elif name == "d":
-        p.update(n=256, d=int(value))
-    elif name != "m":
-        p[name] = float(value)
-    m = int(value) if name == "m" else paper_m(p["n"])
-    return p, m
-
-
-def sweep(case, grid, point):
-    """For every panel and value: (exact probability, simulated rate)."""
-    res = {}
-    for name, values in grid.items():
-        for value in tqdm(values, desc=f"{case} {name}", leave=False):
-            p, m = point(name, value)
-            exact = sp.success_probability(case, m, sigmas_for(p["d"]), **p)
-            sim = sp.simulate_success(case, m, S["trials"], rng, **p)
-            res[name, value] = (exact, sim)
-    return res
-
-
-self_res = {X: sweep("self", S["self_grid"], lambda name, v, X=X: self_point(X, name, v)) for X in ("ones", "identity")}
-
-
+# Each panel sweeps one parameter from the defaults (ss.sweep_point: the n-sweep at d = 12, the d-sweep at n = 256,
+# m = max{⌊log(n/δ)⌋, 15}): the exact formula with sigmas_for(d), then S["trials"] simulated networks from rng.
+self_res = {
+    X: ss.success_sweep("self", S["self_grid"], dict(SELF_BASE, X=X), sigmas_for, S["trials"], rng)
+    for X in ("ones", "identity")
+}
 SWEEP_AXIS_LABELS = {
     "n": "sequence length n (tokens)",
     "d": "embedding dimension d",
@@ -229,36 +176,12 @@ SWEEP_AXIS_LABELS = {
     "a0": "D0 spike a₀ (units of √log n)",
     "c": "constant column c (units of √log n; b = 0.2)",
 }
-
-
-def plot_sweeps(res_by_label, grid, title, figname):
-    names = list(grid)
-    ncol = min(3, len(names))
-    nrow = math.ceil(len(names) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.6 * ncol, 3.4 * nrow), squeeze=False, sharey=True)
-    for ax, name in zip(axes.flat, names, strict=False):
-        for i, (label, res) in enumerate(res_by_label.items()):
-            xs = list(grid[name])
-            ax.plot(xs, [res[name, x][0] for x in xs], "-", color=plotting.PALETTE[i], lw=1.2, label=f"{label}: exact")
-            ax.plot(
-                xs, [res[name, x][1] for x in xs], "o", color=plotting.PALETTE[i], ms=3, label=f"{label}: simulated"
-            )
-        ax.set(xlabel=SWEEP_AXIS_LABELS[name], ylabel="P(E_success) (probability)", ylim=(-0.03, 1.03))
-    for ax in list(axes.flat)[len(names) :]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    plotting.savefig(figname, fig)
-    plt.show()
-
-
-plot_sweeps(
-    {"X = 1 (Fig 5)": self_res["ones"], "X = I (Fig 4)": self_res["identity"]},
-    S["self_grid"],
-    f"Figs 4/5 ({scale} scale): self-attention, {S['trials']} simulated models per point over the exact formula",
-    "separation_fig4_fig5_self",
+SWEEP_STYLE = dict(xlabels=SWEEP_AXIS_LABELS, ylabel="P(E_success) (probability)", ylim=(-0.03, 1.03))
+per_point = f"{S['trials']} simulated models per point over the exact formula"
+fig = plotting.sweep_panels(
+    {"X = 1 (Fig 5)": self_res["ones"], "X = I (Fig 4)": self_res["identity"]}, S["self_grid"], **SWEEP_STYLE
 )
+plotting.finish_figure(fig, "separation_fig4_fig5_self", f"Figs 4/5 ({scale} scale): self-attention, {per_point}")
 
 # %% [markdown]
 # ## 4 · Fig 7: cross-attention
@@ -268,25 +191,9 @@ plot_sweeps(
 
 # %%
 CROSS_BASE = dict(n=200, d=11, a0=0.01, a1=3.0)
-
-
-def cross_point(name, value):
-    p = dict(CROSS_BASE)
-    if name in ("n", "d"):
-        p[name] = int(value)
-    elif name != "m":
-        p[name] = float(value)
-    m = int(value) if name == "m" else int(math.log(p["n"] / 0.01))
-    return p, m
-
-
-cross_res = sweep("cross", S["cross_grid"], cross_point)
-plot_sweeps(
-    {"cross-attention": cross_res},
-    S["cross_grid"],
-    f"Fig 7 ({scale} scale): cross-attention, {S['trials']} simulated models per point over the exact formula",
-    "separation_fig7_cross",
-)
+cross_res = ss.success_sweep("cross", S["cross_grid"], CROSS_BASE, sigmas_for, S["trials"], rng)  # m = ⌊log(n/δ)⌋
+fig = plotting.sweep_panels({"cross-attention": cross_res}, S["cross_grid"], **SWEEP_STYLE)
+plotting.finish_figure(fig, "separation_fig7_cross", f"Fig 7 ({scale} scale): cross-attention, {per_point}")
 
 # %% [markdown]
 # ## 5 · Paper vs ours
@@ -300,14 +207,12 @@ for label, res, fig_name in (
     ("self, X = I", self_res["identity"], "Fig 4"),
     ("cross", cross_res, "Fig 7"),
 ):
-    exact = [v[0] for v in res.values()]
-    sim = [v[1] for v in res.values()]
-    agree = within_band(sim, exact, S["trials"])
+    agree = ss.sweep_in_band(res, S["trials"])
     rec.record(
         f"{fig_name.replace(' ', '').lower()}_simulation_matches_formula",
         f"{fig_name} ({label}): simulated success rates agree with the exact formula (≥ 95 % of points in band)",
         paper=f"{fig_name}: Monte Carlo success rates (no numbers)",
-        ours={"fraction of points in band": agree, "points": len(exact)},
+        ours={"fraction of points in band": agree, "points": len(res)},
         holds=agree >= 0.95,
     )
 
@@ -316,11 +221,8 @@ defaults = {
     "self, X = I (n=200, d=22, m=15)": sp.success_probability("self", 15, sigmas_for(22), **SELF_BASE, X="identity"),
     "cross (n=200, d=11, m=9)": sp.success_probability("cross", 9, sigmas_for(11), **CROSS_BASE),
 }
-display(
-    Markdown(
-        "**Exact P(E_success) at the paper's defaults:** " + ", ".join(f"{k}: {v:.3f}" for k, v in defaults.items())
-    )
-)
+summary = ", ".join(f"{k}: {v:.3f}" for k, v in defaults.items())
+display(Markdown(f"**Exact P(E_success) at the paper's defaults:** {summary}"))
 rec.record(
     "whp_at_paper_sizes",
     "At the paper's experimental sizes the networks distinguish the classes with high probability (≥ 0.99)",
@@ -330,8 +232,7 @@ rec.record(
     note="notes §4.4 predict 0.890 / 0.763 / 0.917; the theorems are asymptotic (d = ω(n^0.02), poly(log n) ≤ n^0.01)",
 )
 if "m" in S["self_grid"] and len(S["self_grid"]["m"]) > 3:
-    ms = list(S["self_grid"]["m"])
-    exact_m = [self_res["ones"]["m", m][0] for m in ms]
+    ms, exact_m, _ = ss.sweep_panel(self_res["ones"], "m")
     rec.record(
         "success_not_monotone_in_m",
         "More readout neurons eventually lower the success rate (self-attention, X = 1)",

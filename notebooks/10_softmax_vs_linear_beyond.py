@@ -36,14 +36,12 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from rflib import separation as sp
+from rflib.experiments import separation_sweeps as ss
 from rflib.experiments import separation_training as st
 from rflib.notebook import plotting
 from rflib.notebook.scaffold import markdown_table, start
@@ -103,11 +101,8 @@ SETTINGS = {
 run = start("10_softmax_vs_linear_beyond", scale, seed, SETTINGS)
 S, keys, rec = run.settings, run.keys, run.recorder
 A0, A1, B, C = 0.01, 1.2, 0.2, 0.8
-
-
-def sigmas_for(d):
-    """All sign vectors for d ≤ 14 (exact), else a fixed sample (the exact formula becomes an estimate)."""
-    return sp.sign_vectors_or_sample(d, S["sigma_samples"], keys.rng("sign vectors", d))
+# All sign vectors for d ≤ 14 (exact), else a fixed sample per d (the exact formula becomes an estimate).
+sigmas_for = sp.sign_vector_source(S["sigma_samples"], lambda d: keys.rng("sign vectors", d))
 
 
 # %% [markdown]
@@ -123,27 +118,14 @@ def sigmas_for(d):
 # $K\cdot\Theta(s/n)$ between the classes under linear attention: *that* is what the construction proves.
 
 # %%
-gaps = {kind: [] for kind in sp.KINDS}
-for n in tqdm(S["gap_n"], desc="class gap vs n"):
-    d = 10  # d − 2 = 8 divides every n in the grid
-    s = math.sqrt(math.log(n))
-    o1 = sp.self_outputs(n, d, A1, B, C, 0, "ones")
-    o0 = sp.self_outputs(n, d, A0, B, C, 0, "ones")
-    for kind in sp.KINDS:
-        gaps[kind].append(float(np.abs(o1[kind] - o0[kind]).max() / s))
-slopes = {k: float(np.polyfit(np.log(S["gap_n"]), np.log(v), 1)[0]) for k, v in gaps.items()}
+gaps, slopes = ss.class_gaps(S["gap_n"], 10, A0, A1, B, C)  # d = 10: d − 2 = 8 divides every n in the grid
 fig, ax = plt.subplots(figsize=(6.2, 4))
 for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
     ax.loglog(S["gap_n"], gaps[kind], "o-", color=plotting.PALETTE[i], label=f"{label} (slope {slopes[kind]:.2f})")
     ax.loglog(S["gap_n"], [sp.self_class_gap(n, A0, A1, kind) for n in S["gap_n"]], "k:", lw=1)
-ax.set(
-    xlabel="sequence length n (tokens)",
-    ylabel="max |c(D1) − c(D0)| / √log n",
-    title=f"class gap of the attention outputs (X = 1, a₀ = {A0}, a₁ = {A1}; {scale} scale); dotted: closed form",
-)
-ax.legend()
-plotting.savefig("separation_margin_scaling", fig)
-plt.show()
+title = f"class gap of the attention outputs (X = 1, a₀ = {A0}, a₁ = {A1}; {scale} scale); dotted: closed form"
+ax.set(xlabel="sequence length n (tokens)", ylabel="max |c(D1) − c(D0)| / √log n", title=title)
+plotting.finish_figure(fig, "separation_margin_scaling", legend=True, tight=False)
 rec.record(
     "class_gap_scaling",
     "The class gap of linear-attention outputs shrinks like 1/n while softmax's stays constant",
@@ -165,17 +147,8 @@ rec.record(
 
 # %%
 n, d, m = S["counter_n"], S["counter_d"], S["counter_m"]
-s = math.sqrt(math.log(n))
-tau = sp.self_threshold(n, C)
-Xs = sp.spike_qk(n, d)
-d1 = [sp.self_outputs(n, d, A1, B, C, j3, Xs)["lin"] for j3 in range(n)]
-d0 = [sp.self_outputs(n, d, A0, B, C, j3, Xs)["lin"] for j3 in range(n)]
-counter = []
-for sd in range(S["counter_seeds"]):
-    Y = sp.rademacher(keys.rng("separating network", sd), d, m)
-    pos = min(sp.network(o, Y, tau).margin for o in d1)
-    zero = max(sp.network(o, Y, tau).margin for o in d0)
-    counter.append((pos / s, zero / s))
+readouts = [sp.rademacher(keys.rng("separating network", sd), d, m) for sd in range(S["counter_seeds"])]
+counter = ss.worst_linear_margins(n, d, A0, A1, B, C, sp.spike_qk(n, d), readouts)  # τ = (c + 0.1)√log n
 header = ["readout seed", "worst F_lin(D1) margin / s", "worst F_lin(D0) margin / s"]
 display(Markdown(markdown_table(header, [[i, f"{p:+.3f}", f"{z:+.3f}"] for i, (p, z) in enumerate(counter)])))
 rec.record(
@@ -187,17 +160,13 @@ rec.record(
     note="the impossibility concerns one parameter choice, not the linear-attention function class (notes G1)",
 )
 
-n2, d2 = 200, 22
-c0_d1 = [sp.self_outputs(n2, d2, A1, B, C, j3, "ones")["lin"][:, 0].max() for j3 in range(0, n2, 10)]
-c0_d0 = [sp.self_outputs(n2, d2, A0, B, C, j3, "ones")["lin"][:, 0].max() for j3 in range(0, n2, 10)]
-tau_star = 0.5 * (min(c0_d1) + max(c0_d0))
-margin = 0.5 * (min(c0_d1) - max(c0_d0)) / math.sqrt(math.log(n2))
+tuned = ss.tuned_readout(200, 22, A0, A1, B, C, step=10)  # y = e₀, τ* halfway between the classes' c₀
 rec.record(
     "tuned_readout_separates_with_paper_qk",
     "With the paper's X = 1, one readout y = e₀ and a tuned τ separate the classes under linear attention",
     paper="Thm 6.2 fixes y random and τ = (c + 0.1)√log n",
-    ours={"D1 min c0": min(c0_d1), "D0 max c0": max(c0_d0), "margin / s": margin},
-    holds=min(c0_d1) > max(c0_d0),
+    ours=tuned,
+    holds=tuned["D1 min c0"] > tuned["D0 max c0"],
     note="the margin is O(1/n) (here ≈ 0.0065 s), against ≈ 1·s for softmax: separable, but barely",
 )
 
@@ -210,55 +179,22 @@ rec.record(
 # softmax does not fire; too large and linear attention fires too (notes G4).
 
 # %%
-grid_dm = np.array(
-    [
-        [
-            sp.success_probability("self", m_, sigmas_for(d_), n=256, d=d_, a0=A0, a1=A1, b=B, c=C, X="ones")
-            for m_ in S["phase_m"]
-        ]
-        for d_ in tqdm(S["phase_d"], desc="phase (d, m)")
-    ]
-)
-grid_an = np.array(
-    [
-        [
-            sp.success_probability("self", 15, sigmas_for(22), n=n_, d=22, a0=A0, a1=a1, b=B, c=C, X="ones")
-            for n_ in S["phase_n"]
-        ]
-        for a1 in tqdm(S["phase_a1"], desc="phase (a1, n)")
-    ]
-)
+PHASE = dict(case="self", sigmas_for=sigmas_for, a0=A0, b=B, c=C, X="ones")
+grid_dm = ss.success_phase_diagram(rows=("d", S["phase_d"]), cols=("m", S["phase_m"]), n=256, a1=A1, **PHASE)
+grid_an = ss.success_phase_diagram(rows=("a1", S["phase_a1"]), cols=("n", S["phase_n"]), d=22, m=15, **PHASE)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-for ax, grid, xs, ys, xl, yl in (
-    (axes[0], grid_dm, S["phase_m"], S["phase_d"], "readout neurons m", "dimension d (n = 256)"),
-    (
-        axes[1],
-        grid_an,
-        S["phase_n"],
-        S["phase_a1"],
-        "sequence length n (tokens; d = 22, m = 15)",
-        "D1 spike a₁ (units of √log n)",
-    ),
-):
-    im = ax.imshow(grid, origin="lower", aspect="auto", vmin=0, vmax=1, cmap="viridis")
-    ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=45, fontsize=7)
-    ax.set_yticks(range(len(ys)), [str(y) for y in ys], fontsize=7)
-    ax.set(xlabel=xl, ylabel=yl)
-    ax.grid(False)
-    fig.colorbar(im, ax=ax, label="P(E_success), exact")
-fig.suptitle(f"Self-attention, X = 1 ({scale} scale): where 'with high probability' holds", fontsize=10)
-fig.tight_layout()
-plotting.savefig("separation_phase_diagrams", fig)
-plt.show()
-best_dm = float(grid_dm.max())
+dm_axes = dict(xlabel="readout neurons m", ylabel="dimension d (n = 256)", label="P(E_success), exact")
+an_axes = dict(dm_axes, xlabel="sequence length n (tokens; d = 22, m = 15)", ylabel="D1 spike a₁ (units of √log n)")
+plotting.heatmap(fig, axes[0], grid_dm, S["phase_m"], S["phase_d"], **dm_axes)
+plotting.heatmap(fig, axes[1], grid_an, S["phase_n"], S["phase_a1"], **an_axes)
+title = f"Self-attention, X = 1 ({scale} scale): where 'with high probability' holds"
+plotting.finish_figure(fig, "separation_phase_diagrams", title)
+reaching = ss.rows_reaching(grid_dm, S["phase_d"], 0.99)
 rec.record(
     "phase_whp_region",
     "Success probability ≥ 0.99 is reached only at large d (n = 256, X = 1)",
     paper="asymptotic: d = ω(n^0.02), m = Θ(log(n/δ))",
-    ours={
-        "max over (d, m)": best_dm,
-        "d values reaching 0.99": [int(d_) for d_, row in zip(S["phase_d"], grid_dm, strict=True) if row.max() >= 0.99],
-    },
+    ours={"max over (d, m)": float(grid_dm.max()), "d values reaching 0.99": reaching},
     holds="info",
 )
 
@@ -272,37 +208,21 @@ rec.record(
 # Training and test sets have `train_size` samples each.
 
 # %%
-train_rows, train_acc = [], {}
-for n_tr in S["train_n"]:
-    d_tr = 18  # d − 2 = 16 divides every n in the grids
-    data_rng = keys.rng("noisy training data", n_tr)
-    A_train, y_train = st.noisy_self_data(data_rng, n_tr, d_tr, S["train_size"], 0.05)
-    A_test, y_test = st.noisy_self_data(data_rng, n_tr, d_tr, S["train_size"], 0.05)
-    for kind in sp.KINDS:
-        accs = []
-        for sd in tqdm(range(S["train_seeds"]), desc=f"train {kind}, n = {n_tr}", leave=False):
-            params, _ = st.train(keys("training init", sd), A_train, y_train, kind, steps=S["train_steps"])
-            accs.append(st.accuracy(params, A_test, y_test, kind))
-        train_acc[kind, n_tr] = accs
-    train_rows.append(
-        [n_tr, d_tr, *(f"{np.mean(train_acc[k, n_tr]):.3f} ± {np.std(train_acc[k, n_tr]):.3f}" for k in sp.KINDS)]
-    )
+d_tr = 18  # d − 2 = 16 divides every n in the grids; noise 0.05·s
+# per n: keys.rng("noisy training data", n) draws the training set, then the test set; seed sd starts from
+# keys("training init", sd)
+streams = dict(data_rng=lambda n: keys.rng("noisy training data", n), init_key=lambda sd: keys("training init", sd))
+train_acc = st.accuracy_sweep(S["train_n"], d_tr, S["train_size"], 0.05, S["train_seeds"], S["train_steps"], **streams)
+stats = st.accuracy_stats(train_acc)  # {(kind, n): (mean, std) over seeds}
+train_rows = [[n_tr, d_tr, *("{:.3f} ± {:.3f}".format(*stats[k, n_tr]) for k in sp.KINDS)] for n_tr in S["train_n"]]
 display(Markdown(markdown_table(["n", "d", "softmax test accuracy", "linear test accuracy"], train_rows)))
 fig, ax = plt.subplots(figsize=(6.2, 4))
 for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
-    means = [np.mean(train_acc[kind, n_]) for n_ in S["train_n"]]
-    sds = [np.std(train_acc[kind, n_]) for n_ in S["train_n"]]
+    means, sds = zip(*(stats[kind, n_] for n_ in S["train_n"]), strict=True)
     ax.errorbar(S["train_n"], means, yerr=sds, fmt="o-", color=plotting.PALETTE[i], capsize=3, label=label)
-ax.set(
-    xscale="log",
-    xlabel="sequence length n (tokens)",
-    ylabel="test accuracy (fraction correct)",
-    title=f"trained attention, {S['train_seeds']} seed(s), {S['train_steps']} Adam steps ({scale} scale)",
-)
-ax.legend()
-plotting.savefig("separation_training", fig)
-plt.show()
-last = S["train_n"][-1]
+title = f"trained attention, {S['train_seeds']} seed(s), {S['train_steps']} Adam steps ({scale} scale)"
+ax.set(xscale="log", xlabel="sequence length n (tokens)", ylabel="test accuracy (fraction correct)", title=title)
+plotting.finish_figure(fig, "separation_training", legend=True, tight=False)
 rec.record(
     "trained_attention_accuracy",
     "Trained end to end, softmax attention learns the task at every n; linear attention also learns it but degrades "

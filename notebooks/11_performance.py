@@ -50,10 +50,7 @@ scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper"
 seed = 0
 
 # %%
-from pathlib import Path
-
 import matplotlib.pyplot as plt
-import numpy as np
 from IPython.display import Markdown, display
 
 from benchmarks import attention_scaling, feature_maps, fitting_overhead, harness, hrf_construction, kama_rotations
@@ -71,12 +68,6 @@ display(Markdown("**Measured on:** " + ", ".join(f"{k} = {v}" for k, v in device
 if not device["allocator_tuned"]:
     print("note: this kernel did not start with rflib.experiments.allocator.ALLOCATOR_ENV; timings may be bimodal")
 
-
-def show(rows, module, formats=None):
-    rows = [{k: str(v) if isinstance(v, bool) else v for k, v in r.items()} for r in rows]
-    display(Markdown(harness.table(rows, module.COLUMNS, formats or module.FORMATS)))
-
-
 # %% [markdown]
 # ## 1 · Feature maps against their projection matmul
 #
@@ -86,52 +77,28 @@ def show(rows, module, formats=None):
 # shows what is left without it.
 
 # %%
-fm = run_suite("feature_maps", size)
-fm_rows = fm["rows"]
-show(fm_rows, feature_maps)
+fm_rows = run_suite("feature_maps", size)["rows"]
+display(Markdown(harness.suite_table(fm_rows, feature_maps)))
 
-maps = fm_rows[2:]  # after the two matmul baselines
+maps = feature_maps.map_rows(fm_rows)  # after the two matmul baselines
 fig, ax = plt.subplots(figsize=(9, 3.8))
-names = [r["map"] for r in maps]
-rest = [r["ratio_without_elementwise"] for r in maps]
-elem = [r["ratio"] - r["ratio_without_elementwise"] for r in maps]
+names, rest, elem = feature_maps.cost_split(maps)  # ratio without the elementwise part, and the elementwise part
 ax.barh(names, rest, color=plotting.PALETTE[0], label="projection, reductions, writes")
 ax.barh(names, elem, left=rest, color=plotting.PALETTE[1], label="elementwise exp / sin+cos (timed alone)")
 ax.axvline(1, color="k", lw=0.8)
 ax.axvline(feature_maps.TARGET_RATIO, color="k", lw=0.8, ls="--", label="target: 2× the matmul")
-ax.set(
-    xlabel="time / time of X @ W.T (unitless)",
-    ylabel="feature map",
-    title=f"m = {fm_rows[0]['features']} projections per map",
-)
+panel_title = f"m = {fm_rows[0]['features']} projections per map"
+ax.set(xlabel="time / time of X @ W.T (unitless)", ylabel="feature map", title=panel_title)
 ax.invert_yaxis()
-ax.legend(fontsize=8, loc="lower right")
-fig.suptitle(
-    f"Feature-map cost relative to the bare projection matmul ({scale} scale, float32, {device['backend']})",
-    fontsize=10,
-)
-fig.tight_layout()
-plotting.savefig("performance_feature_maps", fig)
-plt.show()
-
-over = {r["map"]: round(r["ratio"], 2) for r in maps if r["ratio"] > feature_maps.TARGET_RATIO}
+title = f"Feature-map cost relative to the bare projection matmul ({scale} scale, float32, {device['backend']})"
+plotting.finish_figure(fig, "performance_feature_maps", title, legend=dict(fontsize=8, loc="lower right"))
 rec.record(
     "feature_maps_within_2x_of_matmul",
     "Every feature map costs at most 2× its projection matmul X @ Wᵀ (L = 4096, d = 64, m = 256, float32)",
     paper="performance issue target (the papers give no timings)",
     ours={r["map"]: round(r["ratio"], 2) for r in maps},
-    holds=not over if size == "full" else "scaled",
-    note=(
-        "over the target: "
-        + "; ".join(
-            f"{r['map']} {r['ratio']:.2f}× ({r['elementwise_ms'] / r['ms']:.0%} of it exp or sin/cos, "
-            f"{r['ratio_same_width']:.2f}× a matmul writing as many columns)"
-            for r in maps
-            if r["map"] in over
-        )
-        if over
-        else "all within the target"
-    ),
+    holds=not any(r["ratio"] > feature_maps.TARGET_RATIO for r in maps) if size == "full" else "scaled",
+    note=feature_maps.target_note(maps),
 )
 rec.record(
     "float32_feature_maps_finite",
@@ -151,53 +118,21 @@ rec.record(
 # memory.
 
 # %%
-att = run_suite("attention_scaling", size)
-att_rows = att["rows"]
-show(attention_scaling.with_mib(att_rows), attention_scaling)
+att_rows = run_suite("attention_scaling", size)["rows"]
+display(Markdown(harness.suite_table(attention_scaling.with_mib(att_rows), attention_scaling)))
 
-lengths = sorted({r["L"] for r in att_rows})
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
 for ax, causal in zip(axes[:2], (False, True), strict=True):
-    for i, method in enumerate(attention_scaling.METHODS):
-        sel = [r for r in att_rows if r["method"] == method and r["causal"] == causal and r["ms"] is not None]
-        ax.loglog([r["L"] for r in sel], [r["ms"] for r in sel], "o-", color=plotting.PALETTE[i], label=method, ms=4)
+    plotting.palette_lines(ax, attention_scaling.time_curves(att_rows, causal), loglog=True, ms=4)
     ax.set(xlabel="sequence length L (tokens)", ylabel="wall time per call (ms)")
     ax.set_title("causal" if causal else "bidirectional")
-    ax.legend(fontsize=8)
-for i, method in enumerate(attention_scaling.METHODS):
-    sel = [r for r in att_rows if r["method"] == method and r["causal"]]
-    axes[2].loglog(
-        [r["L"] for r in sel],
-        [r["memory_bytes"] / 2**20 for r in sel],
-        "o-",
-        color=plotting.PALETTE[i],
-        label=method,
-        ms=4,
-    )
+plotting.palette_lines(axes[2], attention_scaling.memory_curves(att_rows), loglog=True, ms=4)
 axes[2].set(xlabel="sequence length L (tokens)", ylabel="compiled working memory (MiB)", title="causal: memory")
-axes[2].legend(fontsize=8)
-fig.suptitle(
-    f"Attention scaling ({scale} scale): d = 64, m = 256, one head, float32, {device['backend']}; exact = "
-    "jax.nn.dot_product_attention",
-    fontsize=10,
-)
-fig.tight_layout()
-plotting.savefig("performance_attention_scaling", fig)
-plt.show()
+title = f"Attention scaling ({scale} scale): d = 64, m = 256, one head, float32, {device['backend']}; exact = jax.nn.dot_product_attention"
+plotting.finish_figure(fig, "performance_attention_scaling", title, legend=dict(fontsize=8))
 
-speed = attention_scaling.speedups(att_rows)
-crossovers, at_16k = {}, {}
-for method in attention_scaling.METHODS[1:]:
-    for causal in (False, True):
-        sel = [s for s in speed if s["method"] == method and s["causal"] == causal]
-        label = f"{method}, {'causal' if causal else 'bidirectional'}"
-        crossovers[label] = harness.crossover([s["L"] for s in sel], [1 / s["speedup"] for s in sel])
-        at_16k[label] = next((round(s["speedup"], 1) for s in sel if s["L"] == 16384), None)
-slopes = {}
-for method in attention_scaling.METHODS:
-    sel = [r for r in att_rows if r["method"] == method and r["causal"] and r["L"] >= 2048]
-    if len(sel) >= 2:
-        slopes[method] = round(harness.loglog_slope([r["L"] for r in sel], [r["memory_bytes"] for r in sel]), 2)
+crossovers, at_16k = attention_scaling.crossovers(att_rows)  # faster than exact from L; speed-up at L = 16 384
+slopes = attention_scaling.memory_slopes(att_rows, min_length=2048)  # causal working memory vs L
 crossover_rows = [[k, "never" if v is None else f"{v:.0f}", at_16k[k] or "—"] for k, v in crossovers.items()]
 header = ["linear method", "faster than exact from L ≈", "speed-up at L = 16 384"]
 display(Markdown(markdown_table(header, crossover_rows)))
@@ -235,7 +170,7 @@ rec.record(
 
 # %%
 fit = run_suite("fitting_overhead", size)
-show(fit["rows"], fitting_overhead)
+display(Markdown(harness.suite_table(fit["rows"], fitting_overhead)))
 rec.record(
     "favor_sharp_fit_fraction",
     "FAVOR#'s closed-form fit is a small fraction of one attention call (d = 64, m = 256, bidirectional)",
@@ -253,7 +188,7 @@ rec.record(
 
 # %%
 hrf = run_suite("hrf_construction", size)
-show(hrf["rows"], hrf_construction)
+display(Markdown(harness.suite_table(hrf["rows"], hrf_construction)))
 rec.record(
     "hrf_construction_faster_than_regular",
     "Building the angular-hybrid map is faster than a regular trigonometric map with as many features",
@@ -271,25 +206,15 @@ rec.record(
 # not the paper's law). We compare against a dense d × d matmul.
 
 # %%
-km = run_suite("kama_rotations", size)
-km_rows = km["rows"]
-show(km_rows, kama_rotations)
+km_rows = run_suite("kama_rotations", size)["rows"]
+display(Markdown(harness.suite_table(km_rows, kama_rotations)))
 batches = sorted({r["batch"] for r in km_rows})
 fig, axes = plt.subplots(1, len(batches), figsize=(5.5 * len(batches), 4), squeeze=False)
 for ax, batch in zip(axes[0], batches, strict=True):
-    sel = [r for r in km_rows if r["batch"] == batch]
-    for i, (name, label) in enumerate(
-        (("dense", "dense matmul"), ("kama", "KAMA, paper's law"), ("layers", "KAMA, disjoint-pair layers"))
-    ):
-        ax.loglog(
-            [r["d"] for r in sel], [r[f"{name}_ms"] for r in sel], "o-", color=plotting.PALETTE[i], label=label, ms=4
-        )
+    plotting.palette_lines(ax, kama_rotations.curves(km_rows, batch), loglog=True, ms=4)
     ax.set(xlabel="dimension d", ylabel="wall time per call (ms)", title=f"batch of {batch}")
-    ax.legend(fontsize=8)
-fig.suptitle(f"KAMA rotations vs dense ({scale} scale, float32, {device['backend']}); k = ⌈5 d ln d⌉", fontsize=10)
-fig.tight_layout()
-plotting.savefig("performance_kama", fig)
-plt.show()
+title = f"KAMA rotations vs dense ({scale} scale, float32, {device['backend']}); k = ⌈5 d ln d⌉"
+plotting.finish_figure(fig, "performance_kama", title, legend=dict(fontsize=8))
 kama_cross = kama_rotations.wall_clock_crossovers(km_rows)
 rec.record(
     "kama_wall_clock_crossover",
@@ -311,31 +236,18 @@ rec.record(
 # recorded in the README.
 
 # %%
-walls = {
-    "quick": harness.notebook_wall_times(Path("build/quick/executed")),
-    "standard": harness.notebook_wall_times(Path("build/executed")),
-    "paper": harness.notebook_wall_times(Path("build/executed-paper")),
-}
+walls = harness.wall_times_by_scale()  # build/quick/executed, build/executed, build/executed-paper
 names = sorted(set().union(*walls.values()) - {"11_performance"})
 if names:
     wall_rows = [[n, *(f"{walls[s][n] / 60:.1f}" if n in walls[s] else "—" for s in walls)] for n in names]
     display(Markdown(markdown_table(["notebook", *(f"{s} (min)" for s in walls)], wall_rows)))
     fig, ax = plt.subplots(figsize=(9, 3.8))
-    x = np.arange(len(names))
-    for i, s in enumerate(("quick", "standard")):
-        ax.bar(x + (i - 0.5) * 0.4, [walls[s].get(n, 0) / 60 for n in names], 0.4, color=plotting.PALETTE[i], label=s)
+    minutes = {s: [walls[s].get(n, 0) / 60 for n in names] for s in ("quick", "standard")}
+    plotting.grouped_bars(ax, [n[:2] for n in names], minutes, width=0.4)
     ax.axhline(15, color="k", lw=0.8, ls="--", label="standard-scale budget (15 min)")
-    ax.set_xticks(x, [n[:2] for n in names])
     ax.set(xlabel="notebook", ylabel="wall time (min)")
-    ax.legend(fontsize=8)
-    fig.suptitle(
-        f"Notebook wall time at quick scale and standard scale (last recorded runs in build/; {device['cpu_count']} "
-        "CPU cores)",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    plotting.savefig("performance_notebook_wall_times", fig)
-    plt.show()
+    title = f"Notebook wall time at quick scale and standard scale (last recorded runs in build/; {device['cpu_count']} CPU cores)"
+    plotting.finish_figure(fig, "performance_notebook_wall_times", title, legend=dict(fontsize=8))
 standard = walls["standard"]
 rec.record(
     "standard_notebooks_within_15_min",

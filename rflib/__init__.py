@@ -30,11 +30,18 @@ Mathematics that combines estimators
 Experiments (train or simulate; nothing above uses them)
   experiments.datasets        offline dataset loaders and data generators
   experiments.simulation      Monte Carlo over draws of the random matrices, and its summaries
+  experiments.identities      estimator identities by quadrature: HRF Lemma 2.2 MSEs, CE (Lemma 2.4), Lemma 2.3
+  experiments.exact_sweeps    sweeps of exact MSEs: trig/hyperbolic crossing, Theorem 3.5 bounds, equal-cost curves
+  experiments.families        every estimator family at one 64-feature budget, kernel and attention errors
   experiments.kernel_classification   FAVOR# kernel classification (§5.1)
+  experiments.derf_variance   FAVOR# variance studies: §4 orderings, Figs 1–2 curves over regimes and σ, their gaps
   experiments.lm              Penn Treebank LSTM language model (HRF §4.2)
+  experiments.hrf_studies     HRF studies: sphere pointwise (Figs 2/5), UCI Table 1, HRF-C (Fig 6), Fig 4 FLOPs
   experiments.transformer     small ViT with softmax or FAVOR# attention (FAVOR# §5.3)
+  experiments.kama_kernels    KAMA-NNs kernel studies: cost crossover, Theorem 1 ratios, k sweep, Figs 1–2, Theorem 3
   experiments.policies        dense, Toeplitz and KAMA policies (KAMA-NNs §6)
   experiments.rl              PPO on gymnasium tasks (KAMA-NNs §6)
+  experiments.separation_sweeps     success-rate sweeps and studies of the separation constructions (Deng et al. §7)
   experiments.separation_training   training studies of softmax vs linear attention (Deng et al. §5)
   experiments.timing          wall-clock measurement
   experiments.allocator       glibc allocator settings that make those timings stable

@@ -151,6 +151,14 @@ def integer(name: str, value, *, low: int | None = None, high: int | None = None
     return int(value)
 
 
+def callable_arg(name: str, value, returns: str = "a random key or generator"):
+    """Return ``value`` if it is callable (the notebooks pass named key streams such as
+    ``partial(run.keys, "purpose")``), else raise naming it and what it should return."""
+    if not callable(value):
+        raise ValueError(f"{name} must be a callable returning {returns}, got {type(value).__name__}")
+    return value
+
+
 def one_of(name: str, value, choices) -> str:
     """Return ``value`` if it is one of ``choices``, else raise naming them."""
     if not isinstance(value, str) or value not in choices:

@@ -259,6 +259,35 @@ def sign_vectors_or_sample(
     return np.random.default_rng(seed).choice(np.array([-1.0, 1.0]), size=(samples, d))
 
 
+def sign_vector_source(samples: int, rng_for, *, exact_up_to: int = 14):
+    """The sign vectors for the exact success formula (notes §2.7) as a function of d: ``d ↦``
+    :func:`sign_vectors_or_sample` ``(d, samples, rng_for(d))``, i.e. all 2^d vectors (d,) for d ≤ ``exact_up_to``
+    and otherwise ``samples`` iid uniform ones from the generator ``rng_for(d)``.  Returns a callable d → (N, d).
+
+    ``rng_for`` is called for every d (also where the vectors are enumerated), so a notebook's named stream
+    ``lambda d: keys.rng("sign vectors", d)`` gives the same fixed sample of each d on every call.
+    """
+    samples = _checks.positive_int("samples", samples)
+    exact_up_to = _checks.integer("exact_up_to", exact_up_to, low=0)
+    _checks.callable_arg("rng_for", rng_for, "a numpy Generator for each d")
+
+    def sigmas_for(d: int) -> np.ndarray:
+        return sign_vectors_or_sample(d, samples, rng_for(d), exact_up_to=exact_up_to)
+
+    return sigmas_for
+
+
+def readouts_for(n: int, *, delta: float = 0.01, floor: int | None = None) -> int:
+    """The readout count of §7.2: m = ⌊log(n/δ)⌋, or max{⌊log(n/δ)⌋, floor} when ``floor`` is given (the paper's
+    self-attention default is floor = 15; it does not say how to round, we round down)."""
+    n = _checks.positive_int("n", n)
+    delta = _checks.real_number("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    m = int(math.log(n / delta))
+    if floor is None:
+        return m
+    return max(m, _checks.integer("floor", floor, low=1))
+
+
 def neuron_probabilities(good_rows, bad_rows, tau: float, sigmas) -> tuple[float, float, float]:
     """For one readout neuron σ (uniform over the rows of ``sigmas``): p_G = P[∃ good row with ⟨row, σ⟩ > τ],
     p_B likewise for the bad rows, p_BG = P[B ∪ G].  good/bad rows: (k, d); sigmas: (N, d)."""

@@ -99,6 +99,25 @@ def log_relative_error(log_mse, theta, r) -> np.ndarray:
     return 0.5 * np.asarray(log_mse) - np.asarray(r, dtype=np.float64) ** 2 * np.cos(np.asarray(theta))
 
 
+def max_relative_error(log_mse, theta, r) -> float:
+    """max over the grid θ of ε_{θ,r} = exp(½ log MSE − r² cos θ) (Def 3.3): ε_{S(r)} on a grid, for any estimator
+    whose log MSE on S(r) is given at those angles (−inf where the MSE vanishes).  log_mse, theta: (T,) → float."""
+    _checks.real_dtype("log_mse", log_mse)
+    log_mse = np.asarray(log_mse, dtype=np.float64)
+    if np.any(np.isnan(log_mse)) or np.any(log_mse == np.inf):
+        raise ValueError("log_mse must be < +inf and not NaN (−inf, a zero MSE, is allowed)")
+    theta = _angle(theta)
+    if log_mse.shape != theta.shape:
+        raise ValueError(f"log_mse must have theta's shape {theta.shape}, got {log_mse.shape}")
+    return float(np.exp(log_relative_error(log_mse, theta, _radius(r))).max())
+
+
+def gaussian_hybrid_max_relative_error(theta, r: float, m: int, n: int, *, sigma: float) -> float:
+    """max over the grid θ of the normalised Gaussian hybrid's ε_{θ,r} on S(r) (:func:`log_mse_gaussian_hybrid`,
+    HRF Theorem F.1; :func:`max_relative_error`).  θ: (T,) → float."""
+    return max_relative_error(log_mse_gaussian_hybrid(theta, r, m, n, sigma=sigma), theta, r)
+
+
 def _log_hybrid_error(theta, r, m, n):
     return log_relative_error(log_mse_angular_hybrid(theta, r, m, n), theta, r)
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import harness, kama_rotations
+from benchmarks import attention_scaling, feature_maps, harness, kama_rotations
 from benchmarks.suites import SIZES, SUITES, run_suite
 from rflib.experiments import allocator
 
@@ -69,3 +69,77 @@ def test_kama_storage_crossover_matches_the_counting_formula():
 
     assert kama.storage(kama.rotations_for(d), d) < d * d
     assert kama.storage(kama.rotations_for(d - 1), d - 1) >= (d - 1) ** 2
+
+
+def test_suite_table_shows_booleans_as_words_with_the_suites_columns_and_formats():
+    rows = [{"map": "positive", "features": 256, "ms": 1.23456, "ratio": 1.5, "finite": True}]
+    text = harness.suite_table(rows, feature_maps)
+    assert text.splitlines()[2] == "| positive | 256 | 1.235 | 1.50 | — | — | — | True |"
+
+
+def test_wall_times_by_scale_read_each_scales_executed_notebooks(tmp_path):
+    executed = tmp_path / harness.EXECUTED_NOTEBOOKS["standard"]
+    executed.mkdir(parents=True)
+    (executed / "09_x.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 60.0}}}))
+    assert harness.wall_times_by_scale(tmp_path) == {"quick": {}, "standard": {"09_x": 60.0}, "paper": {}}
+
+
+def test_feature_map_cost_split_adds_up_and_the_note_names_only_maps_over_the_target():
+    baselines = [{"map": "X @ W.T (baseline)"}, {"map": "X @ [W; −W].T (2m-wide output)"}]
+    slow = {"map": "trig", "ratio": 3.0, "ratio_without_elementwise": 1.2, "elementwise_ms": 0.9, "ms": 1.5}
+    fast = {"map": "positive", "ratio": 1.5, "ratio_without_elementwise": 1.0, "elementwise_ms": 0.2, "ms": 0.75}
+    maps = feature_maps.map_rows([*baselines, dict(slow, ratio_same_width=1.5), dict(fast, ratio_same_width=1.5)])
+    assert [r["map"] for r in maps] == ["trig", "positive"]
+    names, rest, elem = feature_maps.cost_split(maps)
+    assert names == ["trig", "positive"] and np.allclose(np.add(rest, elem), [3.0, 1.5])
+    assert feature_maps.target_note(maps) == (
+        "over the target: trig 3.00× (60% of it exp or sin/cos, 1.50× a matmul writing as many columns)"
+    )
+    assert feature_maps.target_note(maps[1:]) == "all within the target"
+
+
+ATTENTION_ROWS = [
+    {"method": method, "causal": causal, "L": L, "ms": ms, "memory_bytes": memory}
+    for causal in (False, True)
+    for L in (1024, 2048, 4096, 16384)
+    for method, ms, memory in (
+        ("exact", L**2 / 2**20, 4 * L**2),
+        ("FAVOR+", L / 1024, 1000 * L),
+        ("FAVOR#", L / 1024, 1000 * L),
+        ("HRF", 2 * L / 1024, 1000 * L),
+    )
+]
+
+
+def test_attention_curves_keep_one_colour_slot_per_method_and_skip_untimed_runs():
+    rows = [dict(r, ms=None) if r["method"] == "HRF" else r for r in ATTENTION_ROWS]
+    curves = attention_scaling.time_curves(rows, causal=True)
+    assert list(curves) == list(attention_scaling.METHODS) and curves["HRF"] == ([], [])
+    assert curves["exact"] == ([1024, 2048, 4096, 16384], [1.0, 4.0, 16.0, 256.0])
+    memory = attention_scaling.memory_curves(rows)
+    assert memory["FAVOR+"][1] == [1000 * L / 2**20 for L in (1024, 2048, 4096, 16384)]
+
+
+def test_attention_crossovers_speedups_and_memory_slopes_from_synthetic_timings():
+    # exact: L²/2²⁰ ms, FAVOR+: L/1024 ms -> equal at L = 1024, then linear wins; HRF is twice as slow -> L = 2048
+    crossovers, at_16k = attention_scaling.crossovers(ATTENTION_ROWS)
+    assert crossovers["FAVOR+, causal"] == 1024 and crossovers["HRF, bidirectional"] == pytest.approx(2048)
+    assert at_16k == {
+        f"{m}, {c}": 16.0 if m != "HRF" else 8.0
+        for m in ("FAVOR+", "FAVOR#", "HRF")
+        for c in ("bidirectional", "causal")
+    }
+    slopes = attention_scaling.memory_slopes(ATTENTION_ROWS, min_length=2048)
+    assert slopes == {"exact": 2.0, "FAVOR+": 1.0, "FAVOR#": 1.0, "HRF": 1.0}
+    assert attention_scaling.memory_slopes(ATTENTION_ROWS, min_length=16384) == {}  # one row per method is no slope
+
+
+def test_kama_curves_are_labelled_per_implementation_for_one_batch():
+    rows = [
+        {"d": d, "batch": b, "dense_ms": 1.0 * d, "kama_ms": 2.0 * d, "layers_ms": 3.0 * d}
+        for d in (16, 32)
+        for b in (1, 256)
+    ]
+    curves = kama_rotations.curves(rows, 256)
+    assert list(curves) == list(kama_rotations.LABELS.values())
+    assert curves["KAMA, paper's law"] == ([16, 32], [32.0, 64.0])

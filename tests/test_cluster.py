@@ -117,3 +117,16 @@ def test_nearest_centre_and_shape_checks(key):
     with pytest.raises(ValueError, match="same shape"):
         cluster.real_diagonal_A(np.ones((2, 3)), np.ones(3))
     assert jnp.all(cluster.nearest_centre(cx, cx) == jnp.arange(2))
+
+
+def test_diagonal_ce_cluster_estimator_is_def_h_2_with_one_diagonal_ce_per_cluster_pair(key):
+    cx, cy, X, Y = _two_cluster_data(key)
+    Ws = jax.random.normal(jax.random.fold_in(key, 3), (2, 2, 6, 5))
+    A = [[cluster.real_diagonal_A(cx[i], cy[j]) for j in range(2)] for i in range(2)]
+    pairs = [[complex_exp.diagonal_ce_estimator(Ws[i, j], A[i][j]) for j in range(2)] for i in range(2)]
+    est = cluster.diagonal_ce_cluster_estimator(Ws, A, cx, cy)
+    np.testing.assert_allclose(est.estimate(X, Y), cluster.cluster_hybrid_direct(pairs, cx, cy, X, Y), rtol=1e-12)
+    with pytest.raises(ValueError, match="A must be 2 × 2"):
+        cluster.diagonal_ce_cluster_estimator(Ws, A[:1], cx, cy)
+    with pytest.raises(ValueError, match="Ws must have 4"):
+        cluster.diagonal_ce_cluster_estimator(Ws[0], A, cx, cy)

@@ -35,10 +35,7 @@ def anisotropic_sets(L=7, d=3, seed=0, shift=(0.3, -0.2)):
 
 def random_valid_derf(d, seed=0):
     """Dense symmetric A with eigenvalues in [−0.3, 0.05] and B⁽¹⁾ = I + 0.3G (the note's §3.2 recipe)."""
-    rng = np.random.default_rng(seed)
-    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
-    A = Q @ np.diag(rng.uniform(-0.3, 0.05, d)) @ Q.T
-    return de.derf(A, np.eye(d) + 0.3 * rng.normal(size=(d, d)))
+    return de.random_derf(np.random.default_rng(seed), d)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -119,6 +116,30 @@ def test_theorem_4_1_moments_in_higher_d_via_1d_products(d):
         log_expected = 2 * k * float(params.log_D) + k * c + log_integrals
         assert float(dm.log_moment(params, x, y, k)) == pytest.approx(log_expected, rel=1e-11, abs=1e-11)
     assert float(dm.log_moment(params, x, y, 1)) == pytest.approx(x @ y, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_random_derf_has_a_dense_A_in_its_eigenvalue_range_and_satisfies_theorem_4_1(seed):
+    params = de.random_derf(np.random.default_rng(seed), 4)
+    A, B1, B2, C1, C2 = (np.asarray(m) for m in params[:5])
+    eig = np.linalg.eigvalsh(A)
+    assert np.all(eig >= -0.3) and np.all(eig <= 0.05)
+    assert np.abs(A - np.diag(np.diag(A))).max() > 1e-3  # dense, not diagonal
+    P4 = np.linalg.inv(np.eye(4) - 4 * A)
+    np.testing.assert_allclose(B1.T @ P4 @ B2, np.eye(4), atol=1e-12)
+    np.testing.assert_allclose(C1, -0.5 * B1.T @ P4 @ B1, atol=1e-12)
+    np.testing.assert_allclose(C2, -0.5 * B2.T @ P4 @ B2, atol=1e-12)
+    assert float(params.log_D) == pytest.approx(0.25 * np.linalg.slogdet(np.eye(4) - 4 * A)[1], abs=1e-13)
+    # the documented draw order: the rotation's matrix, the eigenvalues, then G
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    A0 = Q @ np.diag(rng.uniform(-0.3, 0.05, 4)) @ Q.T
+    np.testing.assert_allclose(A, 0.5 * (A0 + A0.T), rtol=0, atol=1e-15)  # derf() stores the symmetric part
+    np.testing.assert_array_equal(B1, np.eye(4) + 0.3 * rng.normal(size=(4, 4)))
+    with pytest.raises(ValueError, match="rng must be a numpy Generator"):
+        de.random_derf(0, 4)
+    with pytest.raises(ValueError, match="d must be"):
+        de.random_derf(np.random.default_rng(0), 0)
 
 
 def test_moment_diverges_beyond_the_validity_region():

@@ -122,3 +122,31 @@ def test_gaussian_hybrid_on_the_sphere_is_theorem_f_1_at_any_rotated_pair(r):
     lam = moments.hybrid.normalized_gaussian_lambda_moments(delta_sq, 8, 0.7 / r, r)
     generic = np.asarray(moments.hybrid.log_mse_bipolar_hybrid(x, y, 16, lam))
     np.testing.assert_allclose(sphere.log_mse_gaussian_hybrid(thetas, r, 16, 8, sigma=0.7 / r), generic, rtol=1e-12)
+
+
+@pytest.mark.parametrize("r", [0.5, 1.5])
+def test_grid_max_relative_error_of_trig_is_lemma_3_4s_w_over_root_2m(r):
+    """ε_{S(r)}(trig) = W(r)/√(2m), attained at θ = π (a grid point); the angular hybrid's −inf log MSE at θ = 0
+    (a zero MSE) is accepted."""
+    theta = np.linspace(0.0, np.pi, 721)
+    got = sphere.max_relative_error(sphere.log_mse_trig(theta, r, 16), theta, r)
+    assert got == pytest.approx(np.exp(sphere.log_W(r)) / np.sqrt(32), rel=1e-12)
+    log_mse = sphere.log_mse_angular_hybrid(theta, r, 16, 4)
+    assert log_mse[0] == -np.inf and np.isfinite(sphere.max_relative_error(log_mse, theta, r))
+    with pytest.raises(ValueError, match="theta's shape"):
+        sphere.max_relative_error(log_mse[:-1], theta, r)
+    with pytest.raises(ValueError, match="not NaN"):
+        sphere.max_relative_error(np.full(theta.shape, np.nan), theta, r)
+
+
+@pytest.mark.parametrize("r", [1.0, 1.5])
+def test_gaussian_hybrid_grid_max_equals_theorem_f_1_maximised_over_rotated_pairs(r):
+    """The maximum over θ of ε for the normalised Gaussian hybrid, from the generic bipolar closed form (Theorem F.1)
+    at pairs in ℝ³, equals the sphere function's."""
+    theta = np.linspace(0.0, np.pi, 181)
+    x, y = kernels.pair_at_angle(theta, r, d=3)
+    lam = moments.hybrid.normalized_gaussian_lambda_moments(np.sum((x - y) ** 2, axis=-1), 8, 0.5 / r, r)
+    generic = np.asarray(moments.hybrid.log_mse_bipolar_hybrid(x, y, 16, lam))
+    expected = np.max(np.exp(0.5 * generic - r**2 * np.cos(theta)))
+    got = sphere.gaussian_hybrid_max_relative_error(theta, r, 16, 8, sigma=0.5 / r)
+    assert got == pytest.approx(expected, rel=1e-10)

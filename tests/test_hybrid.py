@@ -334,3 +334,13 @@ def test_uniform_log_mse_entry_point_is_the_angular_hybrid_closed_form():
             moments.hybrid.log_mse(x, y, 10, n=3, shared=shared),
             moments.hybrid.log_mse_angular_hybrid(x, y, 10, 3, shared=shared),
         )
+
+
+def test_shared_angular_hybrid_is_the_angular_hybrid_with_one_projection_matrix(key):
+    X, Y = _random_points(key)
+    W, T = jax.random.normal(jax.random.fold_in(key, 1), (4, 5)), jax.random.normal(jax.random.fold_in(key, 2), (3, 5))
+    shared = hybrid.shared_angular_hybrid_estimator(W, T)
+    np.testing.assert_array_equal(shared.estimate(X, Y), hybrid.angular_hybrid_estimator(W, W, T).estimate(X, Y))
+    assert shared.query_features(X).body.shape[1] == 4 * 4 * (3 + 1)
+    with pytest.raises(ValueError, match="W_pos"):
+        hybrid.shared_angular_hybrid_estimator(np.full((4, 5), np.nan), T)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rflib import projections
+from rflib.experiments import datasets
 from rflib.experiments import kernel_classification as kc
 from rflib.features import dense_exp as de
 
@@ -74,3 +75,86 @@ def test_bad_shapes_are_named(key):
         kc.exact_accuracy(X[:10], np.eye(3)[y[:9]], X[10:], y[10:])
     with pytest.raises(ValueError, match="labels needs one entry per query"):
         kc.exact_accuracy(X[:10], np.eye(3)[y[:10]], X[10:], y[:3])
+
+
+def test_classification_set_zscores_every_feature_and_keeps_constant_ones_at_zero():
+    X, y = datasets.classification_set("iris")
+    assert X.shape == (150, 4) and X.dtype == np.float64 and sorted(set(y.tolist())) == [0, 1, 2]
+    np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(X.std(axis=0), 1.0, rtol=1e-12)
+    X, y = datasets.classification_set("digits")
+    constant = np.ptp(X, axis=0) == 0
+    assert constant.any() and np.all(X[:, constant] == 0)  # digits' always-blank border pixels
+    np.testing.assert_allclose(X[:, ~constant].std(axis=0), 1.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="name must be one of"):
+        datasets.classification_set("mnist")
+
+
+def test_split_accuracies_reports_the_exact_classifier_and_converges_to_it(key):
+    X, y = blobs(seed=3, n=200)
+    sigmas, calls = [0.6, 1.0], []
+
+    def draw_key(si, M):
+        calls.append((si, M))
+        return jax.random.fold_in(key, si)
+
+    out = kc.split_accuracies(
+        X, y, np.random.default_rng(4), draw_key, sigmas=sigmas, Ms=(4096,), seeds=2, methods=("trig", "sderf")
+    )
+    assert calls == [(0, 4096), (1, 4096)]
+    assert out["exact"].shape == (2, 2) and out["sderf"].shape == out["trig"].shape == (1, 2, 2)
+    train, val, test = kc.split_indices(np.random.default_rng(4), 200)
+    onehot = np.eye(3)[y[train]]
+    for si, sigma in enumerate(sigmas):
+        for part, idx in enumerate((val, test)):
+            exact = kc.exact_accuracy(sigma * X[train], onehot, sigma * X[idx], y[idx])
+            assert out["exact"][part, si] == exact
+            for m in ("trig", "sderf"):  # mean over 2 draws, each within one object of the exact classifier
+                assert abs(out[m][0, part, si] - exact) <= 1 / len(idx) + 1e-12
+
+
+def test_accuracy_sweep_runs_each_split_with_its_named_streams():
+    settings = dict(sigmas=[1.0], Ms=(8,), seeds=2, methods=("positive",))
+    results = kc.accuracy_sweep(
+        ["iris"],
+        2,
+        lambda n, s: np.random.default_rng([7, s]),
+        lambda n, s, si, M: jax.random.key(100 * s + M),
+        progress=False,
+        **settings,
+    )
+    assert sorted(results) == [("iris", 0), ("iris", 1)]
+    X, y = datasets.classification_set("iris")
+    direct = kc.split_accuracies(X, y, np.random.default_rng([7, 1]), lambda si, M: jax.random.key(100 + M), **settings)
+    np.testing.assert_array_equal(results["iris", 1]["positive"], direct["positive"])
+    np.testing.assert_array_equal(results["iris", 1]["exact"], direct["exact"])
+
+
+def test_accuracy_table_takes_the_validated_sigma_and_averages_splits():
+    sigmas = np.array([0.1, 1.0, 10.0])
+    # (validation, test) rows per σ; validation ties between σ = 1 and 10 go to σ = 1
+    curve = {
+        "a": np.array([[0.5, 0.9, 0.9], [0.2, 0.6, 1.0]]),
+        "b": np.array([[0.9, 0.1, 0.1], [0.4, 0.0, 0.0]]),
+    }
+    assert kc.accuracy_at_validated_sigma(curve["a"], sigmas) == (0.6, 1.0)
+    split = {
+        "sderf": np.stack([curve["a"], curve["b"]]),  # M index 0 and 1
+        "gerf": np.stack([curve["b"], curve["b"]]),
+        "exact": curve["a"],
+    }
+    other = {
+        "sderf": np.stack([curve["b"], curve["b"]]),
+        "gerf": np.stack([curve["a"], curve["a"]]),
+        "exact": curve["b"],
+    }
+    results = {("d1", 0): split, ("d1", 1): other, ("d2", 0): split, ("d2", 1): split}
+    table = kc.accuracy_table(results, ["d1", "d2"], [0, 1], ("gerf", "sderf"), sigmas)
+    np.testing.assert_allclose(table["d1"]["sderf"], [50.0, 40.0])  # (60 + 40)/2, (40 + 40)/2
+    np.testing.assert_allclose(table["d1"]["gerf"], [50.0, 50.0])
+    assert table["d1"]["exact"] == pytest.approx(50.0) and table["d2"]["exact"] == pytest.approx(60.0)
+    np.testing.assert_allclose(table["d2"]["sderf"], [60.0, 40.0])
+    assert kc.wins(table, ("gerf", "sderf")) == (3, 4)  # d1: M0 tie (a win), M1 loss; d2: M0 win, M1 tie (a win)
+    np.testing.assert_allclose(kc.average_curve(table, "sderf"), [55.0, 40.0])
+    with pytest.raises(ValueError, match="curve must have shape"):
+        kc.accuracy_at_validated_sigma(curve["a"][:, :2], sigmas)

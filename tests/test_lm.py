@@ -81,3 +81,55 @@ def test_table_4_estimators_refuse_unknown_methods_and_too_few_features():
         lm.softmax_kernel_estimates("ORF", 8, jax.random.key(0), Q, Q, n_lambda=8, radius=1.0)
     with pytest.raises(ValueError, match="use M ≥ n_lambda"):
         lm.softmax_kernel_estimates("Angular", 4, jax.random.key(0), Q, Q, n_lambda=8, radius=1.0)
+
+
+def test_softmax_metrics_study_averages_the_query_metrics_of_each_draw():
+    """With a key that ignores the seed every draw is the same: std 0, and the mean is the query-averaged
+    distribution_metrics of one normalised draw of softmax_kernel_estimates (radius = RMS norm of Q and K)."""
+    rng = np.random.default_rng(1)
+    Q, K = 0.5 * rng.normal(size=(4, 3)), 0.5 * rng.normal(size=(9, 3))
+    out = lm.softmax_metrics_study(
+        Q, K, key_for=lambda si, M, method: jax.random.key(M), seeds=3, sizes=(8,), n_lambda=4
+    )
+    assert set(out) == {(method, 8) for method in lm.SOFTMAX_ESTIMATORS}
+    radius = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
+    est = lm.softmax_kernel_estimates("Gaussian", 8, jax.random.key(8), Q, K, n_lambda=4, radius=radius)
+    direct = lm.distribution_metrics(jax.nn.softmax(Q @ K.T, axis=1), lm.normalise_estimates(est))
+    for name, values in direct.items():
+        mean, std = out["Gaussian", 8][name]
+        assert std == 0.0 and mean == pytest.approx(float(jnp.mean(values)), rel=1e-12)
+
+
+def test_softmax_metrics_study_w1_shrinks_like_one_over_root_m():
+    """FAVOR+'s p̂ error is O(1/√M): 64× more features cut the seed-averaged W₁ by well over 4× (√64 = 8)."""
+    rng = np.random.default_rng(2)
+    Q, K = 0.3 * rng.normal(size=(5, 4)), 0.3 * rng.normal(size=(30, 4))
+    out = lm.softmax_metrics_study(
+        Q,
+        K,
+        key_for=lambda si, M, method: jax.random.fold_in(jax.random.key(si), M),
+        seeds=4,
+        sizes=(16, 1024),
+        n_lambda=8,
+        methods=("FAVOR+",),
+    )
+    assert out["FAVOR+", 16]["wasserstein"][0] > 4 * out["FAVOR+", 1024]["wasserstein"][0]
+    with pytest.raises(ValueError, match="K must have Q's 4 columns"):
+        lm.softmax_metrics_study(Q, K[:, :3], key_for=None, seeds=1, sizes=(8,), n_lambda=8)
+
+
+def test_beats_at_every_size_on_a_worked_summary():
+    summary = {
+        ("A", 8): {"w": (1.0, 0.0)},
+        ("B", 8): {"w": (3.0, 0.0)},
+        ("C", 8): {"w": (2.0, 0.0)},
+        ("A", 16): {"w": (1.0, 0.0)},
+        ("B", 16): {"w": (1.5, 0.0)},
+        ("C", 16): {"w": (1.2, 0.0)},
+    }
+    assert lm.beats_at_every_size(summary, ["A", "B"], ["C"], (8, 16), ["w"])  # best of A, B < C
+    assert not lm.beats_at_every_size(summary, ["A", "B"], ["C"], (8, 16), ["w"], every_winner=True)  # B ≥ C
+    assert lm.beats_at_every_size(summary, ["A", "B"], ["C"], (8,), ["w"], every_winner=False)
+    assert not lm.beats_at_every_size(summary, ["C"], ["A"], (8, 16), ["w"])
+    with pytest.raises(ValueError, match="no entry"):
+        lm.beats_at_every_size(summary, ["A"], ["D"], (8,), ["w"])

@@ -85,3 +85,16 @@ def test_log_prob_is_the_diagonal_gaussian_density():
 def test_unknown_architecture_is_named():
     with pytest.raises(ValueError, match="unknown architecture"):
         policies.init(jax.random.key(0), "lowrank", 3, 1)
+
+
+def test_parameter_table_gives_the_dense_count_and_table_1_percentages():
+    table = policies.parameter_table({"PPO": ((64, 64), 200)}, {"HalfCheetah-v5": (17, 6), "Hopper-v5": (11, 3)})
+    cheetah = table["PPO", "HalfCheetah-v5"]
+    assert cheetah["dense"] == (17 * 64 + 64) + (64 * 64 + 64) + (64 * 6 + 6)
+    kama = (200 + 17 + 64) + (200 + 64 + 64) + (200 + 6 + 6)
+    toeplitz = (64 + 17 - 1 + 64) + (64 + 64 - 1 + 64) + (6 + 64 - 1 + 6)
+    assert cheetah["kama"] == pytest.approx(100 * kama / cheetah["dense"], rel=1e-15)
+    assert cheetah["toeplitz"] == pytest.approx(100 * toeplitz / cheetah["dense"], rel=1e-15)
+    assert (round(table["PPO", "Hopper-v5"]["kama"], 1), round(table["PPO", "Hopper-v5"]["toeplitz"], 1)) == (15.8, 7.8)
+    with pytest.raises(ValueError, match="unknown architecture"):
+        policies.parameter_count("lowrank", 3, 1)

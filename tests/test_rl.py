@@ -1,10 +1,12 @@
 """PPO for the structured policies (KAMA-NNs §6.2.1): GAE against a direct sum, the running normaliser, and a short
 training run on a real MuJoCo task that is deterministic and improves the return."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from rflib.experiments import rl
+from rflib.experiments import policies, rl
 
 
 def test_gae_matches_the_direct_discounted_sum_and_stops_at_episode_ends():
@@ -51,3 +53,85 @@ def test_ppo_with_a_kama_policy_learns_inverted_pendulum():
     run = rl.train_ppo("InvertedPendulum-v5", "kama", 4 * 2048, seed=0, config=config, progress=False)
     assert run["return"][-1] > 1.5 * run["return"][0]
     assert run["parameters"] == (50 + 4 + 32) + (50 + 32 + 32) + (50 + 1 + 1)
+
+
+def test_task_sizes_are_gymnasiums_observation_and_action_dimensions():
+    for name, (obs, act) in rl.TASK_SIZES.items():
+        env = rl.make_env(name)
+        assert (env.observation_space.shape[0], env.action_space.shape[0]) == (obs, act), name
+        env.close()
+
+
+TINY = rl.PPOConfig(steps_per_iteration=128, epochs=1, minibatch=64, hidden=(8, 8), rotations=12)
+
+
+def test_train_runs_and_rotation_ablation_are_train_ppo_with_the_named_seeds():
+    runs = rl.train_runs(
+        {"InvertedPendulum-v5": (256, 2)}, lambda env, s: 100 + s, architectures=("kama", "dense"), config=TINY
+    )
+    assert list(runs) == [("InvertedPendulum-v5", a, s) for a in ("kama", "dense") for s in (0, 1)]
+    direct = rl.train_ppo("InvertedPendulum-v5", "dense", 256, seed=101, config=TINY, progress=False)
+    np.testing.assert_array_equal(runs["InvertedPendulum-v5", "dense", 1]["return"], direct["return"])
+    assert runs["InvertedPendulum-v5", "dense", 1]["episodes"] == direct["episodes"]
+    ablation = rl.rotation_ablation("InvertedPendulum-v5", 128, 1, (3, 7), lambda s: 5 + s, config=TINY)
+    assert [r[0]["parameters"] for r in ablation.values()] == [
+        policies.parameter_count("kama", 4, 1, (8, 8), K) for K in (3, 7)
+    ]
+    seven = rl.train_ppo(
+        "InvertedPendulum-v5", "kama", 128, seed=5, config=dataclasses.replace(TINY, rotations=7), progress=False
+    )
+    np.testing.assert_array_equal(ablation[7][0]["return"], seven["return"])
+    with pytest.raises(ValueError, match="seed_for must be a callable"):
+        rl.train_runs({"InvertedPendulum-v5": (256, 1)}, 3)
+    with pytest.raises(ValueError, match="unknown architecture"):
+        rl.train_runs({"InvertedPendulum-v5": (256, 1)}, lambda env, s: s, architectures=("lowrank",))
+
+
+def fake_runs():
+    """Two tasks, two architectures, two seeds of hand-made curves."""
+    curves = {
+        ("a", "dense", 0): [0.0, 2.0, 4.0, 8.0],
+        ("a", "dense", 1): [2.0, 4.0, 6.0, 10.0],
+        ("a", "kama", 0): [1.0, 1.0, 1.0, 4.0],
+        ("a", "kama", 1): [1.0, 1.0, 1.0, np.nan],
+        ("b", "dense", 0): [-4.0, -2.0, 0.0, 2.0],
+        ("b", "dense", 1): [-6.0, -2.0, 0.0, 4.0],
+        ("b", "kama", 0): [-5.0, -1.0, 0.0, 6.0],
+        ("b", "kama", 1): [-5.0, -1.0, 0.0, 0.0],
+    }
+    return {k: {"steps": np.array([10, 20, 30, 40]), "return": np.array(v)} for k, v in curves.items()}
+
+
+def test_final_score_is_the_nan_ignoring_mean_of_the_last_quarter():
+    assert rl.final_score([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]) == 7.5
+    assert rl.final_score([5.0, 1.0, 3.0]) == 3.0  # at least one iteration
+    assert rl.final_score([1.0, np.nan, 2.0, 4.0, 6.0, 8.0, 9.0, np.nan]) == 9.0
+    with pytest.raises(ValueError, match="non-empty"):
+        rl.final_score([])
+
+
+def test_scores_progress_curves_and_rank_correlation_of_known_runs():
+    runs = fake_runs()
+    scores = rl.final_scores(runs)
+    assert list(scores) == [("a", "dense"), ("a", "kama"), ("b", "dense"), ("b", "kama")]
+    assert scores["a", "dense"] == [8.0, 10.0] and scores["b", "kama"] == [6.0, 0.0]
+    assert scores["a", "kama"][0] == 4.0 and np.isnan(scores["a", "kama"][1])  # no finished episode in the tail
+    summary = rl.score_summary({k: v for k, v in scores.items() if k != ("a", "kama")})
+    assert summary["a", "dense"] == (9.0, 1.0) and summary["b", "kama"] == (3.0, 3.0)
+    start, progress = rl.learning_progress(runs, scores, architectures=("dense", "kama"))
+    assert start == {"a": 1.0, "b": -5.0}  # mean first-iteration return over every run of the task
+    assert progress["b"] == {"dense": 3.0 + 5.0, "kama": 3.0 + 5.0} and progress["a"]["dense"] == 8.0
+    steps, curves = rl.learning_curves(runs, "b", "kama")
+    np.testing.assert_array_equal(steps, [10, 20, 30, 40])
+    np.testing.assert_array_equal(curves, [[-5.0, -1.0, 0.0, 6.0], [-5.0, -1.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="no run"):
+        rl.learning_curves(runs, "c", "kama")
+    tied_k_ranks = [1.5, 1.5, 3.5, 3.5, 5.5, 5.5]  # Spearman ρ = Pearson r of (average) ranks; each K has 2 runs
+    assert rl.rank_correlation({10: [1.0, 2.0], 20: [3.0, 4.0], 50: [5.0, 6.0]}) == pytest.approx(
+        np.corrcoef(tied_k_ranks, [1, 2, 3, 4, 5, 6])[0, 1], rel=1e-12
+    )
+    assert rl.rank_correlation({10: [1.0], 20: [3.0], 50: [5.0]}) == pytest.approx(1.0)
+    assert rl.rank_correlation({10: [3.0], 20: [2.0], 50: [1.0]}) == pytest.approx(-1.0)
+    assert np.isnan(rl.rank_correlation({10: [1.0], 200: [2.0]}))
+    with pytest.raises(ValueError, match="same number of seeds"):
+        rl.rank_correlation({10: [1.0], 20: [1.0, 2.0], 50: [3.0]})

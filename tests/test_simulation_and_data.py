@@ -3,12 +3,13 @@
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rflib import moments, projections
+from rflib import features, kernels, moments, projections, sphere
 from rflib.experiments import datasets, simulation
-from rflib.features import hybrid
+from rflib.features import classic, hybrid
 
 
 def test_reduce_to_span_keeps_the_gram_matrix():
@@ -196,3 +197,155 @@ def test_variance_regime_sets_refuse_a_missing_pool_and_bad_scales():
         datasets.variance_regime_sets(rng, "normal", 0.0, 5)
     with pytest.raises(ValueError, match="regime must be one of"):
         datasets.variance_regime_sets(rng, "cifar10", 1.0, 5)
+
+
+# --- Monte Carlo of MSEs at fixed pairs (notebooks 00 and 01) ------------------------------------------------------
+
+CLASSIC_MAPS = {"trig": features.trig, "positive": features.positive, "hyperbolic": features.hyperbolic}
+CLASSIC_LOG_MSE = {
+    "trig": moments.classic.log_mse_trig,
+    "positive": moments.classic.log_mse_positive,
+    "hyperbolic": moments.classic.log_mse_hyperbolic,
+}
+
+
+def test_mse_and_standard_error_is_the_mean_squared_error_and_its_plug_in_standard_error():
+    mse, se = simulation.mse_and_standard_error(np.array([1.0, 2.0, 3.0]), 2.0)
+    assert mse == pytest.approx(2 / 3, rel=1e-15)
+    assert se == pytest.approx(math.sqrt(2 / 9) / math.sqrt(3), rel=1e-15)  # std of (1, 0, 1) over √3
+    with pytest.raises(ValueError, match="estimates"):
+        simulation.mse_and_standard_error(np.array([1.0, np.nan]), 1.0)
+
+
+def test_count_within_band_is_inclusive_and_the_floor_absorbs_round_off():
+    empirical, closed, sigma = np.array([1.0, 2.0, 0.0, 3.0]), np.array([1.5, 2.0, 1e-25, 1.0]), np.full(4, 0.25)
+    sigma[1:3] = 0.0
+    assert simulation.count_within_band(empirical, closed, sigma, n_sigma=2) == 3  # |1 − 1.5| = 2σ counts
+    assert simulation.count_within_band(empirical, closed, sigma, n_sigma=2, floor=0.0) == 2  # 1e-25 ≠ 0
+    with pytest.raises(ValueError, match="one shape"):
+        simulation.count_within_band(empirical, closed[:3], sigma)
+
+
+def test_single_feature_mse_agrees_with_lemma_2_2_within_5_sigma_and_vanishes_where_exact(key):
+    thetas = np.array([0.0, np.pi / 2, np.pi])
+    mc = simulation.single_feature_mse(
+        lambda i: jax.random.fold_in(key, i), CLASSIC_MAPS, CLASSIC_LOG_MSE, thetas, 3, 20_000, n_points=60
+    )
+    for name, rows in mc.items():
+        empirical, closed, sigma = np.array(rows).T
+        x, y = kernels.pair_at_angle(thetas, d=3)
+        np.testing.assert_allclose(closed, np.exp(CLASSIC_LOG_MSE[name](x, y, 1)), rtol=1e-12)
+        assert simulation.count_within_band(empirical, closed, sigma, n_sigma=5) == 3, name
+    assert mc["trig"][0][0] < 1e-24 and mc["hyperbolic"][2][0] < 1e-24  # trig exact at θ = 0, hyperbolic at π
+
+
+def test_exp_projection_means_of_a_fixed_matrix_are_exact(key):
+    W = np.array([[0.0, 5.0], [math.log(2.0), -1.0]])
+    means = simulation.exp_projection_means(key, {"fixed": lambda k: W}, np.array([1.0, 0.0]))
+    mean, se = means["fixed"]
+    assert mean == pytest.approx(1.5, rel=1e-15) and se == pytest.approx(0.5 / math.sqrt(2), rel=1e-14)
+
+
+def test_qr_sign_bias_keeps_haar_rows_unbiased_and_biases_the_unfixed_qr(key):
+    means = simulation.qr_sign_bias(key, 80_000, 4)
+    target = math.exp(0.5)
+    assert list(means) == ["iid Gaussian", "orthogonal, sign-fixed QR (rflib)", "orthogonal, unfixed QR (public code)"]
+    for label in list(means)[:2]:
+        mean, se = means[label]
+        assert abs(mean - target) < 5 * se, label
+    bug_mean, bug_se = means["orthogonal, unfixed QR (public code)"]
+    assert abs(bug_mean - target) > 10 * bug_se
+
+
+def test_orthogonal_over_iid_mse_is_one_for_a_single_row_and_below_one_at_m_equals_d(key):
+    x, y = kernels.pair_at_angle([np.pi / 3], 0.6, d=4)
+    ratios = simulation.orthogonal_over_iid_mse(
+        lambda m: jax.random.fold_in(key, m), features.positive, CLASSIC_LOG_MSE["positive"], x[0], y[0], [1, 4], 20_000
+    )
+    (single, band_single), (at_d, band_d) = ratios
+    assert abs(single - 1) < 2.5 * band_single  # one row is marginally Gaussian: ORF = iid in law (5 s.e.)
+    assert at_d + band_d < 1  # Performer Thm 2: orthogonal rows lower the MSE of positive features for m ≤ d
+
+
+def test_attention_errors_share_each_draw_across_estimators_and_shrink_with_the_feature_dimension(key):
+    Q, K, V = datasets.gaussian_attention_inputs(*jax.random.split(key, 3), 64, 8, 0.5)
+    estimators = {
+        "positive": (features.positive_features, projections.gaussian, 1),
+        "positive again": (features.positive_features, projections.gaussian, 1),
+    }
+    errors = simulation.attention_errors(
+        lambda s, j: jax.random.fold_in(key, 100 * s + j), Q, K, V, estimators, [8, 512], 4
+    )
+    assert errors["positive"].shape == (2, 4)
+    np.testing.assert_array_equal(errors["positive"], errors["positive again"])
+    assert np.median(errors["positive"][1]) < 0.5 * np.median(errors["positive"][0])  # ~ F^{-1/2}: 8× fewer
+
+
+def test_mse_at_angles_matches_the_sphere_closed_forms_and_vanishes_where_exact(key):
+    thetas = np.array([0.0, np.pi / 2, np.pi])
+    estimators = {
+        "trig": (classic.trig_estimator, {"W": (4, 2)}),
+        "favor": (classic.hyperbolic_estimator, {"W": (4, 2)}),
+    }
+    rows = simulation.mse_at_angles(
+        lambda i, name: jax.random.fold_in(key, 10 * i + len(name)), thetas, 0.5, estimators, 20_000
+    )
+    closed = {"trig": sphere.log_mse_trig(thetas, 0.5, 4), "favor": sphere.log_mse_hyperbolic(thetas, 0.5, 4)}
+    for name, (mse, se) in rows.items():
+        assert mse.shape == se.shape == (3,)
+        assert simulation.count_within_band(mse, np.exp(closed[name]), se, n_sigma=5) == 3, name
+    assert rows["trig"][0][0] < 1e-24 and rows["favor"][0][2] < 1e-24
+
+
+def test_angular_hybrid_mse_table_composition_equals_corrected_eq_47_and_monte_carlo_agrees(key):
+    table = simulation.angular_hybrid_mse_table(
+        lambda r, t: jax.random.fold_in(key, int(100 * r + 10 * t)), (0.5, 1.0), (0.3, 2.5), 4, 2, 20_000
+    )
+    assert [(row["r"], row["theta"]) for row in table] == [(0.5, 0.3), (0.5, 2.5), (1.0, 0.3), (1.0, 2.5)]
+    for row in table:
+        assert row["generic"] == pytest.approx(row["corrected"], rel=1e-10)
+        assert (row["mc"] is None) == (row["r"] > 0.5)
+        if row["mc"] is not None:
+            mse, se = row["mc"]
+            assert abs(mse - row["corrected"]) <= 5 * se
+    assert table[3]["printed"] != pytest.approx(table[3]["corrected"], rel=1e-2)  # the erratum matters at θ = 2.5
+
+
+def test_angular_hybrid_variants_hold_theorem_3_1_and_sharing_lowers_the_mse_for_unequal_norms(key):
+    x, y = kernels.pair_at_angle(2.5, 0.2, 1.2)
+    variants = simulation.angular_hybrid_variants(
+        lambda shared: jax.random.fold_in(key, int(shared)), x, y, 4, 2, 50_000
+    )
+    for closed, mse, se in variants.values():
+        assert abs(mse - closed) <= 5 * se
+    assert variants[True][0] < 0.9 * variants[False][0]  # ~18 % lower (HRF notes)
+
+
+def test_loglog_slope_recovers_a_power_law_and_is_nan_with_fewer_than_two_points():
+    F = np.array([16.0, 64.0, 256.0, 1024.0])
+    assert simulation.loglog_slope(F, 3.0 * F**-0.5) == pytest.approx(-0.5, abs=1e-12)
+    y = np.array([1.0, 1.0, 0.5, 0.25])  # flat, then slope −1/2 per factor 4
+    assert simulation.loglog_slope(F, y, x_min=64) == pytest.approx(-0.5, abs=1e-12)
+    assert math.isnan(simulation.loglog_slope(F, y, x_min=1000))
+    with pytest.raises(ValueError, match="y"):
+        simulation.loglog_slope(F, -y)
+
+
+def test_paired_log_ratio_is_the_geometric_mean_ratio_with_a_two_standard_error_band():
+    ratio, band = simulation.paired_log_ratio(np.array([[1.0, 8.0]]), np.array([[1.0, 2.0]]))  # ratios 1 and 4
+    assert ratio == pytest.approx(2.0, rel=1e-14)
+    assert band == pytest.approx(2 * math.log(2.0) / math.sqrt(2), rel=1e-14)  # std of (0, log 4) = log 2
+    with pytest.raises(ValueError, match="one shape"):
+        simulation.paired_log_ratio(np.ones(2), np.ones(3))
+
+
+def test_gaussian_attention_inputs_have_the_documented_scales(key):
+    keys3 = jax.random.split(key, 3)
+    Q, K, V = datasets.gaussian_attention_inputs(*keys3, 4000, 16, 0.5)
+    assert Q.shape == K.shape == V.shape == (4000, 16)
+    assert float(jnp.std(Q * 16**0.25)) == pytest.approx(0.5, rel=0.02)
+    assert float(jnp.std(V)) == pytest.approx(1.0, rel=0.02)
+    assert float(jnp.std(jnp.sum(Q * K, axis=1))) == pytest.approx(0.25, rel=0.05)  # qᵀk has s.d. σ²
+    np.testing.assert_array_equal(Q, datasets.gaussian_attention_inputs(*keys3, 4000, 16, 0.5)[0])
+    with pytest.raises(ValueError, match="sigma"):
+        datasets.gaussian_attention_inputs(*keys3, 10, 4, 0.0)

@@ -93,3 +93,89 @@ def test_aderf_training_steps_finish():
         params, x, labels, kind="aderf", features=16, steps=2, batch=BATCH, key=jax.random.key(8), progress=False
     )
     assert np.all(np.isfinite(losses)) and losses.shape == (2,)
+
+
+def test_attention_tv_errors_are_total_variations_that_fall_with_the_number_of_features():
+    captured = tf.queries_keys_values(tf.init_params(jax.random.key(9), CFG), images(), CFG)
+    calls = []
+
+    def key_for(layer, M, draw):
+        calls.append((layer, M, draw))
+        return jax.random.key(1000 * M + draw)
+
+    kinds = ("positive", "sderf")
+    mean, se = tf.attention_tv_errors(captured, CFG, (2, 1024), 3, kinds, key_for, progress=False)
+    assert calls == [(0, M, draw) for M in (2, 1024) for draw in range(3)]
+    for kind in kinds:
+        assert all(0 <= mean[kind, M] <= 1 and se[kind, M] >= 0 for M in (2, 1024))  # rows are distributions
+        assert mean[kind, 1024] < 0.5 * mean[kind, 2]
+    with pytest.raises(ValueError, match="kinds must be one of"):
+        tf.attention_tv_errors(captured, CFG, (2,), 1, ("softmax",), key_for, progress=False)
+
+
+def test_captured_log_relative_variance_of_posrf_is_its_closed_form():
+    """PosRF: log(Var/K²) = log expm1(‖q + k‖²) per pair, q and k scaled by d_h^{−1/4}; mean over pairs, then over
+    layers, the first ``images`` images and every head."""
+    captured = tf.queries_keys_values(tf.init_params(jax.random.key(10), CFG), images(), CFG)
+    out = tf.captured_log_relative_variance(captured, CFG, 2, ("positive", "gerf"))
+    scale = CFG.head_dim**-0.25
+    expected = []
+    for q, k, _ in captured:
+        q, k = np.asarray(q, np.float64) * scale, np.asarray(k, np.float64) * scale
+        for b in range(2):
+            for h in range(CFG.heads):
+                s = np.sum((q[b, h][:, None] + k[b, h][None]) ** 2, -1)
+                expected.append(np.mean(np.log(np.expm1(s))))
+    assert out["positive"] == pytest.approx(np.mean(expected), rel=1e-5)  # float32 inputs
+    assert out["gerf"] <= out["positive"] + 1e-6
+    assert tf.captured_log_relative_variance(captured, CFG, 500, ("positive",))["positive"] == pytest.approx(
+        tf.captured_log_relative_variance(captured, CFG, 12, ("positive",))["positive"], rel=1e-12
+    )  # more images than captured: all of them
+
+
+def test_accuracy_over_draws_is_the_mean_and_spread_of_single_draw_accuracies():
+    params = tf.init_params(jax.random.key(11), CFG)
+    labels = np.arange(12) % 3
+    keys = [jax.random.key(s) for s in (1, 2, 3)]
+    single = [tf.accuracy(params, images(), labels, CFG, "gerf", features=4, key=k) for k in keys]
+    mean, sd = tf.accuracy_over_draws(params, images(), labels, CFG, "gerf", 4, keys)
+    assert mean == pytest.approx(np.mean(single)) and sd == pytest.approx(np.std(single, ddof=1))
+    assert np.isnan(tf.accuracy_over_draws(params, images(), labels, CFG, "gerf", 4, keys[:1])[1])
+    with pytest.raises(ValueError, match="at least one key"):
+        tf.accuracy_over_draws(params, images(), labels, CFG, "gerf", 4, [])
+
+
+def test_warm_start_finetuning_starts_every_model_from_the_base_with_the_named_keys():
+    rng = np.random.default_rng(2)
+    x, labels = images(64, seed=3), rng.integers(3, size=64)
+    base = tf.init_params(jax.random.key(12), CFG)
+    calls = []
+
+    def key_for(name):
+        calls.append(name)
+        return jax.random.key(7 if name == "softmax" else 100 + name)
+
+    eval_keys = [jax.random.key(20)]
+    run = dict(cfg=CFG, steps=2, batch=32, learning_rate=1e-3)
+    rows = tf.warm_start_finetuning(
+        base,
+        (x, labels),
+        (x[:24], labels[:24]),
+        Ms=(4,),
+        kinds=("positive",),
+        key_for=key_for,
+        eval_keys=eval_keys,
+        progress=False,
+        **run,
+    )
+    assert calls == ["softmax", 4] and list(rows) == [("softmax", None), ("positive", 4)]
+    assert rows["softmax", None]["zero_shot"] == tf.accuracy(base, x[:24], labels[:24], CFG)
+    tuned, _ = tf.train(base, x, labels, kind="positive", features=4, key=jax.random.key(104), progress=False, **run)
+    row = rows["positive", 4]
+    assert row["fine_tuned"] == tf.accuracy(tuned, x[:24], labels[:24], CFG, "positive", features=4, key=eval_keys[0])
+    assert row["zero_shot"] == tf.accuracy(base, x[:24], labels[:24], CFG, "positive", features=4, key=eval_keys[0])
+    assert np.isnan(row["draw_sd"])  # one evaluation draw: no spread
+    with pytest.raises(ValueError, match="kinds must be one of"):
+        tf.warm_start_finetuning(
+            base, (x, labels), (x, labels), Ms=(4,), kinds=("softmax",), key_for=key_for, eval_keys=eval_keys, **run
+        )

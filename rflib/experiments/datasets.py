@@ -383,3 +383,53 @@ def variance_regime_sets(
 
     first, second = {"mnist": (mnist, mnist), "cifar10 (stand-in)": (natural, natural)}.get(regime, (mnist, natural))
     return first(), second()
+
+
+def kama_kernel_datasets(names, seed: int = 0) -> dict[str, np.ndarray]:
+    """KAMA-NNs Figs 1–2's datasets, each z-scored by :func:`zscore_rows`: {name: (n, d)} for ``names`` among
+    "g50c" (:func:`make_g50c` with ``seed``, d = 50), "boston" (ISLP, 506 × 12), "insurance" (COIL 2000 Caravan,
+    d = 85) and the offline stand-ins "cpu*" (diabetes, d = 10), "wine*" (scikit-learn's 178 × 13) and
+    "parkinson*" (breast cancer, d = 30)."""
+    seed = _checks.integer("seed", seed, low=0)
+    loaders = {
+        "g50c": lambda: make_g50c(seed)[0],
+        "boston": load_boston,
+        "cpu*": load_diabetes,
+        "insurance": load_caravan,
+        "wine*": load_wine,
+        "parkinson*": load_breast_cancer,
+    }
+    names = [_checks.one_of("names", name, tuple(loaders)) for name in names]
+    return {name: zscore_rows(loaders[name]()) for name in names}
+
+
+def gaussian_attention_inputs(key_q, key_k, key_v, L: int, d: int, sigma: float):
+    """Synthetic attention inputs (Performer §2.1's setting, notebook 00 §4): queries and keys
+    q, k ~ N(0, σ² I_d) · d^{-1/4} (pre-scaled so that exp(qᵀk) is the softmax kernel of attention; qᵀk has standard
+    deviation σ²), values v ~ N(0, I_d), each from its own key. Returns Q, K, V: (L, d) each."""
+    L = _checks.positive_int("L", L)
+    d = _checks.positive_int("d", d)
+    sigma = _checks.positive_float("sigma", sigma)
+    Q = sigma * jax.random.normal(key_q, (L, d)) / d**0.25
+    K = sigma * jax.random.normal(key_k, (L, d)) / d**0.25
+    V = jax.random.normal(key_v, (L, d))
+    return Q, K, V
+
+
+# --- FAVOR# Fig 3: classification sets -----------------------------------------------------------------------------
+
+CLASSIFICATION_SETS = ("iris", "wine", "breast_cancer", "digits")
+"""The UCI-origin classification sets bundled with scikit-learn (offline stand-ins for the paper's unnamed eight)."""
+
+
+def classification_set(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """One of :data:`CLASSIFICATION_SETS` with every feature z-scored over the whole dataset (constant features,
+    e.g. the border pixels of digits, stay 0): X (n, d) float64, y (n,) integer labels 0 … C − 1."""
+    from sklearn import datasets as skdata
+
+    _checks.one_of("name", name, CLASSIFICATION_SETS)
+    data = getattr(skdata, f"load_{name}")()
+    X = np.asarray(data.data, dtype=np.float64)
+    std = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)  # constant pixels in digits stay 0
+    return X, np.asarray(data.target)

@@ -11,11 +11,14 @@ Inputs here are already scaled by σ. All accuracies are vectorised over a stack
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rflib import _checks
+from rflib import _checks, projections
+from rflib.experiments import datasets
 from rflib.features import dense_exp
 from rflib.features.dense_exp import DERF
 
@@ -116,3 +119,144 @@ def best_sigma_index(validation_accuracy) -> int:
     if acc.ndim != 1 or acc.size == 0 or not np.all(np.isfinite(acc)):
         raise ValueError(f"validation_accuracy must be a finite non-empty 1-D array, got shape {acc.shape}")
     return int(np.flatnonzero(acc >= acc.max() - 1e-12)[0])
+
+
+# --- the FAVOR# Fig 3 protocol: the σ sweep of one split, and its summaries ---------------------------
+
+
+def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, Ms, seeds: int, methods) -> dict:
+    """Mean validation and test accuracy over ``seeds`` random-feature draws, per (method, M, σ), plus the exact
+    Gaussian-kernel classifier per σ, on one 90/5/5 split (FAVOR# §5.2, App. B.2).
+
+    The split is :func:`split_indices` of ``split_rng``. For each σ (inputs scaled by σ) every DERF method is fitted
+    on (validation, train) and on (test, train) (𝒳 = evaluated objects, 𝒴 = training objects); for each M,
+    ``jax.random.split(draw_key(σ index, M))`` gives the key of ``seeds`` sign-fixed orthogonal (M, d) stacks
+    (``projections.orthogonal_batch``), shared by every method, and the key of TrigRF's phases θ ~ Unif[0, 2π].
+
+    Args:
+      X: (n, d) features; y: (n,) integer labels.
+      draw_key: (σ index, M) → JAX key.
+      sigmas: (n_σ,) input scales; Ms: feature counts (n_M,); methods: ``"trig"`` and/or ``dense_exp.METHODS``.
+
+    Returns:
+      ``{"exact": (2, n_σ), method: (n_M, 2, n_σ)}``, axis "2" = (validation, test).
+    """
+    X = _checks.finite_numpy("X", X, 2)
+    y = np.asarray(y)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y needs one label per row of X ({X.shape[0]}), got shape {y.shape}")
+    seeds = _checks.positive_int("seeds", seeds)
+    for m in methods:
+        _checks.one_of("methods", m, ("trig", *dense_exp.METHODS))
+    for M in Ms:
+        _checks.positive_int("Ms", M)
+    sigmas = _checks.finite_numpy("sigmas", sigmas, 1)
+    train, val, test = split_indices(split_rng, len(X))
+    classes = int(y.max()) + 1
+    onehot = np.eye(classes)[y[train]]
+    out = {"exact": np.zeros((2, len(sigmas)))}
+    for m in methods:
+        out[m] = np.zeros((len(Ms), 2, len(sigmas)))
+    d = X.shape[1]
+    for si, sigma in enumerate(sigmas):
+        Xtr, Xva, Xte = sigma * X[train], sigma * X[val], sigma * X[test]
+        out["exact"][:, si] = [exact_accuracy(Xtr, onehot, Xq, y[idx]) for Xq, idx in ((Xva, val), (Xte, test))]
+        params = {m: (dense_exp.fit(m, Xva, Xtr), dense_exp.fit(m, Xte, Xtr)) for m in methods if m != "trig"}
+        for mi, M in enumerate(Ms):
+            k_w, k_t = jax.random.split(draw_key(si, M))
+            Ws = projections.orthogonal_batch(k_w, seeds, M, d)
+            thetas = jax.random.uniform(k_t, (seeds, M), maxval=2 * np.pi)
+            for m in methods:
+                for part, (Xq, idx) in enumerate(((Xva, val), (Xte, test))):
+                    if m == "trig":
+                        acc = trig_accuracies(Ws, thetas, Xtr, onehot, Xq, y[idx])
+                    else:
+                        p = params[m][part]
+                        acc = derf_accuracies(p, p, Ws, Xtr, onehot, Xq, y[idx])
+                    out[m][mi, part, si] = float(np.mean(np.asarray(acc)))
+    return out
+
+
+def accuracy_sweep(
+    names, splits: int, split_rng, draw_key, *, sigmas, Ms, seeds: int, methods, progress: bool = True
+) -> dict:
+    """:func:`split_accuracies` for every dataset of ``names`` (loaded by
+    :func:`rflib.experiments.datasets.classification_set`) and split index < ``splits``: split ``s`` of dataset
+    ``name`` uses ``split_rng(name, s)`` and ``draw_key(name, s, σ index, M)``.
+
+    Returns:
+      (name, split) → that split's :func:`split_accuracies` dict.
+    """
+    from tqdm.auto import tqdm
+
+    splits = _checks.positive_int("splits", splits)
+    results = {}
+    for name in names:
+        X, y = datasets.classification_set(name)
+        for split in tqdm(range(splits), desc=name, disable=not progress):
+            results[name, split] = split_accuracies(
+                X,
+                y,
+                split_rng(name, split),
+                partial(draw_key, name, split),
+                sigmas=sigmas,
+                Ms=Ms,
+                seeds=seeds,
+                methods=methods,
+            )
+    return results
+
+
+def accuracy_at_validated_sigma(curve, sigmas) -> tuple[float, float]:
+    """curve: (2, n_σ) mean (validation, test) accuracy → (test accuracy at the validated σ, that σ); the σ is
+    :func:`best_sigma_index` of the validation row (ties to the smaller σ)."""
+    curve = np.asarray(curve)
+    if curve.ndim != 2 or curve.shape[0] != 2 or curve.shape[1] != len(sigmas):
+        raise ValueError(f"curve must have shape (2, {len(sigmas)}) (validation, test per σ), got {curve.shape}")
+    i = best_sigma_index(curve[0])
+    return curve[1, i], sigmas[i]
+
+
+def accuracy_table(results: dict, names, split_ids, methods, sigmas) -> dict:
+    """Fig 3's numbers: {dataset: {method: (n_M,) mean test accuracy (%), "exact": float}}, the test accuracy at
+    the validated σ (:func:`accuracy_at_validated_sigma`, per method, M and split) averaged over ``split_ids``.
+    ``results`` from :func:`accuracy_sweep`."""
+    split_ids = list(split_ids)
+    if not split_ids:
+        raise ValueError("split_ids must name at least one split")
+    table = {}
+    for name in names:
+        n_M = results[name, split_ids[0]][methods[0]].shape[0]
+        row = {
+            m: np.mean(
+                [
+                    [accuracy_at_validated_sigma(results[name, s][m][mi], sigmas)[0] for mi in range(n_M)]
+                    for s in split_ids
+                ],
+                axis=0,
+            )
+            * 100
+            for m in methods
+        }
+        row["exact"] = (
+            np.mean([accuracy_at_validated_sigma(results[name, s]["exact"], sigmas)[0] for s in split_ids]) * 100
+        )
+        table[name] = row
+    return table
+
+
+def wins(table: dict, candidates, *, method: str = "sderf") -> tuple[int, int]:
+    """How many (dataset, M) cells of an :func:`accuracy_table` ``method`` wins (ties within 1e-9 count as wins)
+    among ``candidates``, and the number of cells."""
+    count = total = 0
+    for row in table.values():
+        for mi in range(len(row[method])):
+            total += 1
+            count += row[method][mi] >= max(row[m][mi] for m in candidates) - 1e-9
+    return count, total
+
+
+def average_curve(table: dict, method: str) -> np.ndarray:
+    """Fig 3's last panel: ``method``'s accuracy (%) averaged over the datasets of an :func:`accuracy_table`,
+    (n_M,) (a float for ``"exact"``)."""
+    return np.mean([row[method] for row in table.values()], axis=0)

@@ -221,3 +221,71 @@ def softmax_kernel_estimates(method: str, M: int, key, Q, K, *, n_lambda: int, r
         radius = _checks.positive_float("radius", radius)
         lam = hybrid.normalized_gaussian_lambda(T, sigma=1.0 / radius, r=radius)
     return hybrid.hybrid_direct(bases, [lam], Q, K)
+
+
+def softmax_metrics_study(
+    Q,
+    K,
+    *,
+    key_for,
+    seeds: int,
+    sizes,
+    n_lambda: int,
+    methods=SOFTMAX_ESTIMATORS,
+    progress=None,
+) -> dict[tuple[str, int], dict[str, tuple[float, float]]]:
+    """HRF Fig 3 / Table 4: how well each estimator's p̂ reproduces the softmax distribution p = softmax(Q Kᵀ).
+
+    For every seed, size M and method, one draw of :func:`softmax_kernel_estimates` (key ``key_for(seed, M,
+    method)``; the Gaussian hybrid's radius is the RMS norm of all queries and keys, its σ = 1/radius), normalised
+    row-wise (:func:`normalise_estimates`) and scored by :func:`distribution_metrics` averaged over the queries.
+
+    Args:
+      Q: (n, d) queries; K: (V, d) keys (float64 numpy).
+      seeds: number of independent draws; sizes: the feature counts M; progress: optional wrapper of the seeds.
+    Returns:
+      (method, M) → metric name → (mean, std) over seeds of the query-averaged W₁, KS and negative fraction.
+    """
+    Q = _checks.finite_numpy("Q", Q, 2)
+    K = _checks.finite_numpy("K", K, 2)
+    if K.shape[1] != Q.shape[1]:
+        raise ValueError(f"K must have Q's {Q.shape[1]} columns, got shape {K.shape}")
+    seeds = _checks.positive_int("seeds", seeds)
+    _checks.callable_arg("key_for", key_for, "a JAX key for (seed, M, method)")
+    sizes = [_checks.positive_int("sizes", M) for M in sizes]
+    n_lambda = _checks.positive_int("n_lambda", n_lambda)
+    for method in methods:
+        _checks.one_of("methods", method, SOFTMAX_ESTIMATORS)
+    p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
+    r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
+    rows = {(method, M): [] for method in methods for M in sizes}
+    for si in range(seeds) if progress is None else progress(range(seeds)):
+        for M in sizes:
+            for method in methods:
+                key = key_for(si, M, method)
+                estimates = softmax_kernel_estimates(method, M, key, Q, K, n_lambda=n_lambda, radius=r_common)
+                p_hat = normalise_estimates(estimates)
+                out = distribution_metrics(p_true, p_hat)
+                rows[method, M].append({k: float(jnp.mean(v)) for k, v in out.items()})
+    return {
+        key: {name: (np.mean([r[name] for r in runs]), np.std([r[name] for r in runs])) for name in runs[0]}
+        for key, runs in rows.items()
+    }
+
+
+def beats_at_every_size(summary, winners, losers, sizes, metrics, *, every_winner: bool = False) -> bool:
+    """HRF Fig 3's orderings as a verdict on a :func:`softmax_metrics_study` summary: True when, at every M of
+    ``sizes`` and for every metric of ``metrics`` (lower is better), the best mean over seeds among ``winners`` — the
+    worst one with ``every_winner`` — is strictly below the best mean among ``losers``."""
+    winners, losers = tuple(winners), tuple(losers)
+    if not winners or not losers:
+        raise ValueError("winners and losers must each name at least one method")
+    missing = sorted({(m, M) for m in winners + losers for M in sizes} - set(summary))
+    if missing:
+        raise ValueError(f"summary has no entry for (method, M) = {missing[:3]}")
+    pick = max if every_winner else min
+    return all(
+        pick(summary[w, M][k][0] for w in winners) < min(summary[v, M][k][0] for v in losers)
+        for M in sizes
+        for k in metrics
+    )

@@ -132,3 +132,16 @@ def log_prob(params, structure: Structure, obs, actions) -> jax.Array:
 def entropy(params) -> jax.Array:
     """Entropy of the Gaussian action distribution (state-independent)."""
     return jnp.sum(params["log_std"] + 0.5 * math.log(2 * math.pi * math.e))
+
+
+def parameter_table(configs: dict, sizes: dict) -> dict:
+    """Table 1 (KAMA-NNs §6.2): for every configuration ``configs`` {algorithm: (hidden sizes, rotations K)} and task
+    ``sizes`` {task: (obs_dim, act_dim)}, the dense policy's trainable numbers (:func:`parameter_count`) and the KAMA
+    and Toeplitz policies' as a percentage of it: {(algorithm, task): {"dense": int, "kama": %, "toeplitz": %}}."""
+    table = {}
+    for algorithm, (hidden, rotations) in configs.items():
+        for task, (obs, act) in sizes.items():
+            dense = parameter_count("dense", obs, act, hidden, rotations)
+            shares = {a: 100 * parameter_count(a, obs, act, hidden, rotations) / dense for a in ("kama", "toeplitz")}
+            table[algorithm, task] = {"dense": dense, **shares}
+    return table

@@ -14,7 +14,7 @@ iteration, so a step costs three small matmuls); the update is one jitted miniba
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import jax
@@ -109,6 +109,16 @@ def gae(rewards, values, dones, last_value, gamma: float, lam: float) -> tuple[n
         next_value = values[t]
     return adv, adv + values
 
+
+TASK_SIZES = {
+    "InvertedPendulum-v5": (4, 1),
+    "InvertedDoublePendulum-v5": (9, 1),
+    "Swimmer-v5": (8, 2),
+    "Hopper-v5": (11, 3),
+    "HalfCheetah-v5": (17, 6),
+    "Walker2d-v5": (17, 6),
+}
+"""gymnasium v5 MuJoCo tasks → (observation, action) dimensions, for counting parameters without a simulator."""
 
 OPTIMIZER = optax.inject_hyperparams(optax.adam)(learning_rate=3e-4, eps=1e-5)
 
@@ -230,3 +240,123 @@ def train_ppo(
         "episodes": episodes,
         "parameters": policies.parameter_count(architecture, obs_dim, act_dim, config.hidden, config.rotations),
     }
+
+
+# --- studies: many runs and their summaries (KAMA-NNs §6.2, Figs 3 and 5) ------------------------------------------
+
+
+def _seed_for(seed_for):
+    _checks.callable_arg("seed_for", seed_for, "an integer seed")
+    return seed_for
+
+
+def train_runs(
+    tasks: dict, seed_for, *, architectures=policies.ARCHITECTURES, config: PPOConfig = PPOConfig(), progress=False
+) -> dict:
+    """Fig 3: one PPO run from scratch (:func:`train_ppo`) per (task, architecture, seed index).
+
+    tasks: {env name: (environment steps per run, number of seeds)}; seed_for: ``seed_for(env, s)`` → the integer seed
+    of run s on env (the same for every architecture, so they see the same environment seeds).
+    Returns {(env, architecture, s): train_ppo's result}.
+    """
+    seed_for = _seed_for(seed_for)
+    for a in architectures:
+        policies.parameter_count(a, 1, 1)  # names an unknown architecture before any run
+    runs = {}
+    for env, (steps, n_seeds) in tasks.items():
+        _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
+        for architecture in architectures:
+            seeds = range(n_seeds)
+            if progress:
+                from tqdm.auto import tqdm
+
+                seeds = tqdm(seeds, desc=f"{env}, {architecture}")
+            for s in seeds:
+                runs[env, architecture, s] = train_ppo(
+                    env, architecture, steps, seed=seed_for(env, s), config=config, progress=False
+                )
+    return runs
+
+
+def rotation_ablation(
+    env: str, steps: int, n_seeds: int, rotations, seed_for, *, config: PPOConfig = PPOConfig(), progress=False
+) -> dict:
+    """Fig 5: PPO runs of KAMA policies with K rotations per matrix (``config`` with ``rotations=K``), for every K of
+    ``rotations`` and seeds ``seed_for(s)``, s < n_seeds.  Returns {K: [train_ppo's result per seed]}."""
+    seed_for = _seed_for(seed_for)
+    n_seeds = _checks.positive_int("n_seeds", n_seeds)
+    rotations = [_checks.positive_int("rotations", K) for K in rotations]
+    if progress:
+        from tqdm.auto import tqdm
+
+        rotations = tqdm(rotations, desc=f"K ablation on {env}")
+    ablation = {}
+    for K in rotations:
+        config_k = replace(config, rotations=K)
+        ablation[K] = [
+            train_ppo(env, "kama", steps, seed=seed_for(s), config=config_k, progress=False) for s in range(n_seeds)
+        ]
+    return ablation
+
+
+def learning_curves(runs: dict, env: str, architecture: str) -> tuple[np.ndarray, np.ndarray]:
+    """(environment steps (I,) of seed 0's run, per-iteration mean returns (seeds, I)) of :func:`train_runs`'s runs
+    of ``architecture`` on ``env``, seeds in order."""
+    n_seeds = sum(1 for e, a, _ in runs if (e, a) == (env, architecture))
+    if n_seeds == 0:
+        raise ValueError(f"runs has no run of {architecture!r} on {env!r}")
+    return runs[env, architecture, 0]["steps"], np.array([runs[env, architecture, s]["return"] for s in range(n_seeds)])
+
+
+def final_score(returns) -> float:
+    """A run's final score: the NaN-ignoring mean of the per-iteration mean returns over the last quarter of the
+    iterations (at least one).  returns: (I,)."""
+    r = np.asarray(returns, dtype=float)
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"returns must be a non-empty (iterations,) curve, got shape {r.shape}")
+    tail = r[-max(1, len(r) // 4) :]
+    return float(np.nanmean(tail))
+
+
+def final_scores(runs: dict) -> dict:
+    """{(env, architecture): [:func:`final_score` of each seed's run, in seed order]} from :func:`train_runs`'s runs."""
+    scores = {}
+    for (env, architecture, _), run in runs.items():
+        scores.setdefault((env, architecture), []).append(final_score(run["return"]))
+    return scores
+
+
+def score_summary(scores: dict) -> dict:
+    """{key: (mean, std) over seeds} of :func:`final_scores`'s (or any {key: [score per seed]}) scores."""
+    return {k: (float(np.mean(v)), float(np.std(v))) for k, v in scores.items()}
+
+
+def learning_progress(runs: dict, scores: dict, architectures=policies.ARCHITECTURES) -> tuple[dict, dict]:
+    """Learning progress = mean final score − the task's start, where the start is the mean first-iteration return
+    of all its runs (≈ a random policy), so tasks with negative returns compare correctly.
+
+    runs: :func:`train_runs`'s; scores: :func:`final_scores`'s.  Returns ({env: start}, {env: {architecture:
+    progress}}).
+    """
+    envs = list(dict.fromkeys(env for env, _, _ in runs))
+    n_seeds = {env: 1 + max(s for e, _, s in runs if e == env) for env in envs}
+    start = {
+        env: float(np.nanmean([runs[env, a, s]["return"][0] for a in architectures for s in range(n_seeds[env])]))
+        for env in envs
+    }
+    progress = {env: {a: float(np.mean(scores[env, a])) - start[env] for a in architectures} for env in envs}
+    return start, progress
+
+
+def rank_correlation(scores_by_k: dict) -> float:
+    """Spearman ρ between K and the final scores of :func:`rotation_ablation`'s runs ({K: [score per seed]}, one
+    point per run), or NaN with fewer than three K (Fig 5's "improves with K")."""
+    from scipy import stats
+
+    Ks = list(scores_by_k)
+    counts = {len(v) for v in scores_by_k.values()}
+    if len(counts) != 1:
+        raise ValueError(f"scores_by_k must hold the same number of seeds for every K, got counts {sorted(counts)}")
+    if len(Ks) <= 2:
+        return float("nan")
+    return stats.spearmanr(np.repeat(Ks, counts.pop()), np.concatenate([scores_by_k[K] for K in Ks])).statistic

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from tqdm.auto import tqdm
 
 from rflib import _checks, separation
 
@@ -95,3 +96,43 @@ def accuracy(params, A, labels, kind: str) -> float:
     """Fraction of samples whose logit sign matches the label."""
     pred = np.asarray(logits(params, jnp.asarray(A, jnp.float32), kind)) > 0
     return float(np.mean(pred == np.asarray(labels).astype(bool)))
+
+
+def accuracy_sweep(
+    ns, d: int, size: int, noise: float, seeds: int, steps: int, data_rng, init_key
+) -> dict[tuple[str, int], list[float]]:
+    """Test accuracy of both attention types trained end to end, per sequence length (notes §5, study 5).
+
+    For each n of ``ns``: one generator ``data_rng(n)`` draws a training set and then a test set of ``size``
+    samples each (:func:`noisy_self_data`, A: (size, n, d)); then, per kind ("exp", "lin") and per seed
+    0 … ``seeds`` − 1, :func:`train` for ``steps`` full-batch Adam steps from ``init_key(seed)`` and
+    :func:`accuracy` on the test set. Returns {(kind, n): [accuracy per seed]}.
+    """
+    d, size, seeds = (_checks.positive_int(k, v) for k, v in (("d", d), ("size", size), ("seeds", seeds)))
+    steps = _checks.positive_int("steps", steps)
+    _checks.real_number("noise", noise, low=0.0)
+    _checks.callable_arg("data_rng", data_rng, "a numpy Generator")
+    _checks.callable_arg("init_key", init_key, "a JAX key")
+    accuracies = {}
+    for n in ns:
+        rng = data_rng(n)
+        A_train, y_train = noisy_self_data(rng, n, d, size, noise)
+        A_test, y_test = noisy_self_data(rng, n, d, size, noise)
+        for kind in separation.KINDS:
+            accs = []
+            for sd in tqdm(range(seeds), desc=f"train {kind}, n = {n}", leave=False):
+                params, _ = train(init_key(sd), A_train, y_train, kind, steps=steps)
+                accs.append(accuracy(params, A_test, y_test, kind))
+            accuracies[kind, n] = accs
+    return accuracies
+
+
+def accuracy_stats(accuracies: dict) -> dict:
+    """Mean and standard deviation (numpy's, ddof = 0) over seeds of each entry of an :func:`accuracy_sweep`
+    result: {(kind, n): [accuracy per seed]} → {(kind, n): (mean, std)}."""
+    if not isinstance(accuracies, dict) or not accuracies:
+        raise ValueError("accuracies must be a non-empty dict {(kind, n): [accuracy per seed]}")
+    for key, accs in accuracies.items():
+        if len(accs) == 0:
+            raise ValueError(f"accuracies[{key!r}] is empty")
+    return {key: (np.mean(accs), np.std(accs)) for key, accs in accuracies.items()}

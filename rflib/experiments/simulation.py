@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rflib import _checks, projections
-from rflib.features import png
+from rflib import _checks, attention, kernels, moments, projections, quadrature, sphere
+from rflib.features import hybrid, png
 
 Sampler = Callable[[jax.Array, int, int], jax.Array]
 
@@ -153,3 +153,314 @@ def gram_errors(name: str, W, X, K) -> np.ndarray:
     X, K = jnp.asarray(X), jnp.asarray(K)
     norm = jnp.linalg.norm(K)
     return np.asarray(jax.lax.map(lambda w: jnp.linalg.norm(png.gram_estimate(name, w, X) - K) / norm, jnp.asarray(W)))
+
+
+# --- Monte Carlo of MSEs at fixed pairs (Performer Lemma 2, HRF Lemma 2.2, Fig 1, Theorem 3.1) ----------------------
+
+
+def _progress(iterable, progress):
+    return iterable if progress is None else progress(iterable)
+
+
+def mse_and_standard_error(estimates, target) -> tuple[float, float]:
+    """Empirical MSE of R independent estimates around the exact ``target`` and its standard error.
+
+    estimates: (R,); target: the exact value (a number). Returns (mean of (e − target)², std((e − target)²)/√R), the
+    plug-in standard error used for every "within 5σ" Monte Carlo check of a closed-form MSE.
+    """
+    estimates = _checks.finite_numpy("estimates", estimates, 1)
+    target = _checks.real_number("target", target)
+    mse, mse_se, _, _ = error_summary(estimates, target)
+    return mse, mse_se
+
+
+def count_within_band(empirical, closed, sigma, *, n_sigma: float = 5.0, floor: float = 1e-24) -> int:
+    """How many i have |empirical_i − closed_i| ≤ n_sigma·sigma_i + floor: a Monte Carlo MSE against its closed
+    form. ``floor`` absorbs round-off where an estimator is exact and both MSEs are ~0 (e.g. trig at θ = 0).
+
+    empirical, closed, sigma: (k,) each.
+    """
+    empirical = _checks.finite_numpy("empirical", empirical, 1)
+    closed = _checks.finite_numpy("closed", closed, 1)
+    sigma = _checks.finite_numpy("sigma", sigma, 1)
+    if not empirical.shape == closed.shape == sigma.shape:
+        raise ValueError(
+            f"empirical, closed and sigma must have one shape, got {empirical.shape}, {closed.shape}, {sigma.shape}"
+        )
+    _checks.values_in_range("sigma", sigma, low=0.0)
+    n_sigma = _checks.positive_float("n_sigma", n_sigma)
+    floor = _checks.real_number("floor", floor, low=0.0)
+    return int(sum(abs(e - c) <= n_sigma * s + floor for e, c, s in zip(empirical, closed, sigma, strict=True)))
+
+
+def single_feature_mse(
+    key_for, feature_maps, log_mses, thetas, d: int, draws: int, *, n_points: int = 120, progress=None
+) -> dict[str, list[tuple[float, float, float]]]:
+    """Lemma 2.2 of HRF (Performer Lemma 2) by seeded Monte Carlo, one feature at a time.
+
+    For each angle θ_i: the unit pair x = e₁, y at angle θ_i in ℝ^d (:func:`rflib.kernels.pair_at_angle`), ``draws``
+    iid rows ω ~ N(0, I_d) drawn from ``key_for(i)``, and for every feature map the single-feature estimates
+    e(ω) (:func:`rflib.quadrature.single_feature_estimates`).
+
+    Args:
+      key_for: i → JAX key of angle i.
+      feature_maps: name → ``feature_map(W, X)`` (rflib.features.trig, positive, hyperbolic, …).
+      log_mses: name → ``log_mse(x, y, m)``, the closed form under test (rflib.moments.classic).
+      thetas: (k,) angles.
+      d, draws: dimension and number of single-feature draws per angle.
+      n_points: Gauss–Hermite points per axis of the exact fourth moment.
+      progress: optional callable wrapping the angles (e.g. ``tqdm``).
+
+    Returns:
+      name → one (empirical MSE, closed-form MSE with m = 1, σ) per angle, σ = √((E(e − SM)⁴ − MSE²)/draws) the
+      exact standard error of the empirical MSE (fourth moment by quadrature).
+    """
+    _checks.callable_arg("key_for", key_for, "a JAX key")
+    thetas = _checks.finite_numpy("thetas", thetas, 1)
+    d = _checks.integer("d", d, low=2)
+    draws = _checks.positive_int("draws", draws)
+    n_points = _checks.positive_int("n_points", n_points)
+    if set(feature_maps) != set(log_mses):
+        raise ValueError(
+            f"feature_maps and log_mses must name the same maps, got {sorted(feature_maps)} and {sorted(log_mses)}"
+        )
+    mc = {name: [] for name in feature_maps}
+    for i, theta in enumerate(_progress(thetas, progress)):
+        x, y = kernels.pair_at_angle([theta], d=d)
+        W = np.asarray(projections.gaussian(key_for(i), draws, d))
+        for name, fmap in feature_maps.items():
+            estimates = quadrature.single_feature_estimates(fmap, W, x[0], y[0])
+            closed = float(jnp.exp(log_mses[name](x[0], y[0], 1)))  # the claim under test
+            exact = quadrature.estimator_moments(fmap, x[0], y[0], n_points=n_points)  # only for σ
+            empirical = np.mean((estimates - np.exp(x[0] @ y[0])) ** 2)
+            sigma = np.sqrt(max(exact["fourth"] - exact["mse"] ** 2, 0.0) / draws)
+            mc[name].append((empirical, closed, sigma))
+    return mc
+
+
+def exp_projection_means(key, samplers, z) -> dict[str, tuple[float, float]]:
+    """Mean and standard error of exp(ωᵀz) over the rows ω of ``sampler(key)``, for each sampler.
+
+    For rows that are marginally N(0, I_d) the mean is e^{‖z‖²/2} (the positive features' unbiasedness, Performer
+    Lemma 1); orthogonal rows from QR without the sign fix are not, and the mean is biased (Performer Thm 2 needs
+    Haar blocks). samplers: label → ``sampler(key)`` returning (N, d); z: (d,). Returns label → (mean, std/√N).
+    """
+    z = _checks.vectors("z", z)
+    if z.ndim != 1:
+        raise ValueError(f"z must be a single vector (d,), got shape {z.shape}")
+    out = {}
+    for label, sampler in samplers.items():
+        values = np.exp(np.asarray(sampler(key) @ z))
+        out[label] = (values.mean(), values.std() / np.sqrt(values.size))
+    return out
+
+
+def qr_sign_bias(key, n_rows: int, d: int) -> dict[str, tuple[float, float]]:
+    """The unfixed-QR bug (google-research#436) on positive features: :func:`exp_projection_means` at z = e₁ ∈ ℝ^d
+    for ``n_rows`` rows, all three from ``key``, of "iid Gaussian" (:func:`rflib.projections.gaussian`),
+    "orthogonal, sign-fixed QR (rflib)" (:func:`rflib.projections.orthogonal`) and "orthogonal, unfixed QR (public
+    code)" (``orthogonal(..., sign_fix=False)``). The first two have mean e^{1/2}; the third is biased (≈1.37 at
+    d = 4). Returns label → (mean, standard error)."""
+    n_rows = _checks.positive_int("n_rows", n_rows)
+    d = _checks.positive_int("d", d)
+    z = jnp.zeros(d).at[0].set(1.0)
+    samplers = {
+        "iid Gaussian": lambda k: projections.gaussian(k, n_rows, d),
+        "orthogonal, sign-fixed QR (rflib)": lambda k: projections.orthogonal(k, n_rows, d),
+        "orthogonal, unfixed QR (public code)": lambda k: projections.orthogonal(k, n_rows, d, sign_fix=False),
+    }
+    return exp_projection_means(key, samplers, z)
+
+
+def orthogonal_over_iid_mse(
+    key_for, feature_map, log_mse, x, y, ms, redraws: int, *, progress=None
+) -> list[tuple[float, float]]:
+    """MSE of m orthogonal random features (ORF, Performer §2.4) over the closed-form iid MSE, for each m.
+
+    For each m, ``redraws`` independent ORF matrices with m rows are drawn in one call of
+    :func:`rflib.projections.orthogonal` from ``key_for(m)`` (its blocks of d rows are independent, so consecutive
+    groups of ⌈m/d⌉ blocks, truncated to m rows, are independent ORF matrices); the m-feature estimate is the mean of
+    the single-feature estimates of ``feature_map`` at the pair (x, y).
+
+    Args:
+      key_for: m → JAX key.
+      feature_map: ``feature_map(W, X)``; log_mse: its iid closed form ``log_mse(x, y, m)`` (rflib.moments.classic).
+      x, y: (d,) the pair. ms: the numbers of features m. redraws: ORF matrices per m.
+    Returns:
+      one (MSE(ORF)/MSE(iid), 2 standard errors of that ratio) per m. Performer Thm 2: < 1 for m ≤ d.
+    """
+    _checks.callable_arg("key_for", key_for, "a JAX key")
+    x = _checks.finite_numpy("x", x, 1)
+    y = _checks.finite_numpy("y", y, 1)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have one shape (d,), got {x.shape} and {y.shape}")
+    ms = [_checks.positive_int("ms", m) for m in ms]
+    redraws = _checks.positive_int("redraws", redraws)
+    d = x.shape[0]
+    sm = float(np.exp(x @ y))
+    out = []
+    for m in _progress(ms, progress):
+        rows_per_draw = -(-m // d) * d
+        W_all = projections.orthogonal(key_for(m), redraws * rows_per_draw, d)
+        W_all = np.asarray(W_all).reshape(redraws, rows_per_draw, d)[:, :m].reshape(-1, d)
+        single = quadrature.single_feature_estimates(feature_map, W_all, x, y)
+        sq = (single.reshape(redraws, m).mean(axis=1) - sm) ** 2
+        iid = float(jnp.exp(log_mse(x, y, m)))
+        out.append((sq.mean() / iid, 2 * sq.std() / np.sqrt(sq.size) / iid))
+    return out
+
+
+def attention_errors(key_for, Q, K, V, estimators, feature_dims, seeds: int, *, progress=None) -> dict[str, np.ndarray]:
+    """Relative error ‖Âtt − Att‖_F / ‖Att‖_F of linear attention with random features (Performer §2.1–2.4).
+
+    Args:
+      key_for: (seed s, index j of F) → JAX key; the same key draws every estimator's projections at (s, j).
+      Q, K: (L, d) queries and keys (already scaled); V: (L, d_v) values.
+      estimators: name → (feature map ``fmap(W, X)``, sampler ``sampler(key, rows, d)``, feature columns per
+        projection): at feature dimension F the sampler draws F // columns rows.
+      feature_dims: the feature dimensions F. seeds: independent draws per F.
+      progress: optional callable wrapping the seeds (e.g. ``tqdm``).
+    Returns:
+      name → (len(feature_dims), seeds) relative errors.
+    """
+    _checks.callable_arg("key_for", key_for, "a JAX key")
+    Q = _checks.points("Q", Q)
+    K = _checks.points("K", K, dim=Q.shape[1])
+    V = _checks.points("V", V)
+    if not Q.shape[0] == K.shape[0] == V.shape[0]:
+        raise ValueError(f"Q, K and V must have one length L, got {Q.shape}, {K.shape}, {V.shape}")
+    feature_dims = [_checks.positive_int("feature_dims", F) for F in feature_dims]
+    seeds = _checks.positive_int("seeds", seeds)
+    exact_att = attention.softmax_attention(Q, K, V)
+    exact_norm = jnp.linalg.norm(exact_att)
+    errors = {name: np.zeros((len(feature_dims), seeds)) for name in estimators}
+    for s in _progress(range(seeds), progress):
+        for j, F in enumerate(feature_dims):
+            for name, (fmap, sampler, columns_per_projection) in estimators.items():
+                W = sampler(key_for(s, j), F // columns_per_projection, Q.shape[1])
+                approx = attention.linear_attention(Q, K, V, functools.partial(fmap, W))
+                errors[name][j, s] = float(jnp.linalg.norm(approx - exact_att) / exact_norm)
+    return errors
+
+
+def mse_at_angles(
+    key_for, thetas, r: float, estimators, draws: int, *, progress=None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Monte Carlo MSE of estimators of SM(x, y) at the pairs ‖x‖ = ‖y‖ = r, angle θ_i, in ℝ² (HRF Fig 1).
+
+    For iid projections the estimates depend on (x, y) only through their Gram matrix, so ℝ² is exact in
+    distribution for any d (:func:`reduce_to_span`).
+
+    Args:
+      key_for: (i, name) → JAX key of angle i and estimator ``name``.
+      thetas: (k,) angles. r: the common norm.
+      estimators: name → (``make_estimator``, shapes) as taken by :func:`pointwise_estimates` (d = 2).
+      draws: independent estimates per angle.
+    Returns:
+      name → (MSE, its standard error), each (k,) over the angles (:func:`mse_and_standard_error`).
+    """
+    _checks.callable_arg("key_for", key_for, "a JAX key")
+    thetas = _checks.finite_numpy("thetas", thetas, 1)
+    r = _checks.real_number("r", r, low=0.0)
+    draws = _checks.positive_int("draws", draws)
+    rows = {name: [] for name in estimators}
+    for i, theta in enumerate(_progress(thetas, progress)):
+        x, y = kernels.pair_at_angle(theta, r)
+        for name, (make, shapes) in estimators.items():
+            est = pointwise_estimates(key_for(i, name), x, y, make, shapes, draws)
+            rows[name].append(mse_and_standard_error(est, np.exp(x @ y)))
+    return {name: (np.array([row[0] for row in r]), np.array([row[1] for row in r])) for name, r in rows.items()}
+
+
+def angular_hybrid_mse_table(
+    key_for, radii, thetas, m: int, n: int, draws: int, *, monte_carlo_up_to: float = 0.5
+) -> list[dict]:
+    """The angular hybrid's MSE at ‖x‖ = ‖y‖ = r, angle θ, four ways (HRF Theorem 3.1, Theorem D.1, eq 47).
+
+    For every (r, θ): ``generic`` = Theorem 3.1 composed with Lemmas 2.2 and 3.2 at the vectors
+    (:func:`rflib.moments.hybrid.log_mse_angular_hybrid`), ``corrected`` and ``printed`` = eq 47 on the sphere
+    corrected and as printed (:func:`rflib.sphere.log_mse_angular_hybrid`), and, where r ≤ ``monte_carlo_up_to``,
+    ``mc`` = (MSE, standard error) of ``draws`` estimates by :func:`rflib.features.hybrid.angular_hybrid_estimator`
+    with m, m, n iid rows in ℝ² from ``key_for(r, θ)`` (else None; FAVOR+'s kurtosis makes larger r unreliable).
+
+    Returns one dict {"r", "theta", "generic", "corrected", "printed", "mc"} per (r, θ), r outermost.
+    """
+    _checks.callable_arg("key_for", key_for, "a JAX key")
+    m = _checks.positive_int("m", m)
+    n = _checks.positive_int("n", n)
+    draws = _checks.positive_int("draws", draws)
+    monte_carlo_up_to = _checks.real_number("monte_carlo_up_to", monte_carlo_up_to)
+    shapes = {"W_pos": (m, 2), "W_trig": (m, 2), "T": (n, 2)}
+    rows = []
+    for r in radii:
+        for theta in thetas:
+            x, y = kernels.pair_at_angle(theta, r)
+            row = {
+                "r": r,
+                "theta": theta,
+                "generic": float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, m, n))),
+                "corrected": float(np.exp(sphere.log_mse_angular_hybrid(theta, r, m, n))),
+                "printed": float(np.exp(sphere.log_mse_angular_hybrid(theta, r, m, n, printed=True))),
+                "mc": None,
+            }
+            if r <= monte_carlo_up_to:
+                est = pointwise_estimates(key_for(r, theta), x, y, hybrid.angular_hybrid_estimator, shapes, draws)
+                row["mc"] = mse_and_standard_error(est, np.exp(x @ y))
+            rows.append(row)
+    return rows
+
+
+def angular_hybrid_variants(key_for, x, y, m: int, n: int, draws: int) -> dict[bool, tuple[float, float, float]]:
+    """HRF Theorem 3.1's two variants of the angular hybrid at one pair: (I) independent ω for the two bases,
+    (II) shared ω (:func:`rflib.features.hybrid.shared_angular_hybrid_estimator`).
+
+    x, y: (d,) the pair; m, n: base and λ projections; draws: Monte Carlo estimates per variant, iid rows drawn
+    from ``key_for(shared)``. Returns shared → (closed-form MSE, Monte Carlo MSE, its standard error).
+    """
+    _checks.callable_arg("key_for", key_for, "a JAX key")
+    x = _checks.finite_numpy("x", x, 1)
+    y = _checks.finite_numpy("y", y, 1)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have one shape (d,), got {x.shape} and {y.shape}")
+    m = _checks.positive_int("m", m)
+    n = _checks.positive_int("n", n)
+    draws = _checks.positive_int("draws", draws)
+    d = x.shape[0]
+    out = {}
+    for shared in (False, True):
+        shapes = {"W_pos": (m, d), "T": (n, d)} | ({} if shared else {"W_trig": (m, d)})
+        make = hybrid.shared_angular_hybrid_estimator if shared else hybrid.angular_hybrid_estimator
+        est = pointwise_estimates(key_for(shared), x, y, make, shapes, draws)
+        mse, se = mse_and_standard_error(est, np.exp(x @ y))
+        closed = float(jnp.exp(moments.hybrid.log_mse_angular_hybrid(x, y, m, n, shared=shared)))
+        out[shared] = (closed, mse, se)
+    return out
+
+
+def loglog_slope(x, y, *, x_min: float | None = None) -> float:
+    """Least-squares slope of log y against log x over the points with x ≥ ``x_min`` (all if None); NaN when fewer
+    than two points remain. A Monte Carlo error falls like F^{-1/2}: slope −1/2 (Performer §2.3).  x, y: (k,) > 0."""
+    x = _checks.finite_numpy("x", x, 1)
+    y = _checks.finite_numpy("y", y, 1)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have one shape, got {x.shape} and {y.shape}")
+    _checks.values_in_range("x", x, low=0.0, low_open=True)
+    _checks.values_in_range("y", y, low=0.0, low_open=True)
+    log_y = np.log(y)
+    if x_min is None:
+        return float(np.polyfit(np.log(x), log_y, 1)[0])
+    keep = x >= _checks.real_number("x_min", x_min)
+    return float(np.polyfit(np.log(x[keep]), log_y[keep], 1)[0]) if keep.sum() >= 2 else float("nan")
+
+
+def paired_log_ratio(a, b) -> tuple[float, float]:
+    """Geometric mean of a/b over paired draws, exp(mean(log a − log b)), and 2 standard errors of that mean log
+    ratio, std/√N over the N pairs.  a, b: (…) > 0, one shape (e.g. (F values, seeds))."""
+    a = _checks.finite_numpy("a", a)
+    b = _checks.finite_numpy("b", b)
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
+    _checks.values_in_range("a", a, low=0.0, low_open=True)
+    _checks.values_in_range("b", b, low=0.0, low_open=True)
+    log_gap = np.log(a) - np.log(b)
+    return float(np.exp(log_gap.mean())), float(2 * log_gap.std() / np.sqrt(log_gap.size))

@@ -25,6 +25,7 @@ import optax
 
 from rflib import _checks, attention, projections
 from rflib.features import dense_exp
+from rflib.moments import dense_exp as dense_exp_moments
 
 ATTENTIONS = ("softmax", *dense_exp.METHODS)
 
@@ -241,3 +242,136 @@ def train(
         params, state, loss = step(params, state, images[idx], labels[idx], jax.random.fold_in(feature_key, t), rate)
         losses.append(loss)
     return params, np.asarray(jnp.stack(losses))
+
+
+# --- the FAVOR# §5.3 stand-in studies: approximation of learned attention, kernel variance, warm start ----------
+
+
+def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *, progress: bool = True):
+    """How well random-feature attention approximates a trained model's softmax attention (FAVOR# §5.3 stand-in).
+
+    For every layer's captured (q, k, ·) of shape (B, heads, tokens, d_h) (:func:`queries_keys_values`), scaled by
+    d_h^{−1/4} as in the model, the exact attention matrix A = softmax(QKᵀ/√d_h) and its estimate Â (the output of
+    ``attention.favor_sharp_attention`` with V = I_tokens) are compared by the mean total variation
+    ½Σ_j|Â_ij − A_ij| over rows, heads and images. For each M and draw < ``draws`` one sign-fixed orthogonal
+    (M, d_h) matrix from ``key_for(layer, M, draw)`` (``projections.orthogonal``) serves every kind.
+
+    Returns:
+      (mean, standard error) dicts, (kind, M) → float over the layers × draws values.
+    """
+    from tqdm.auto import tqdm
+
+    draws = _checks.positive_int("draws", draws)
+    for kind in kinds:
+        _checks.one_of("kinds", kind, dense_exp.METHODS)
+    for M in Ms:
+        _checks.positive_int("Ms", M)
+    scale_qk = cfg.head_dim**-0.25
+    identity = np.eye(cfg.tokens, dtype=np.float32)
+    tv = {(kind, M): [] for kind in kinds for M in Ms}
+    for layer, (q, k, _) in enumerate(captured):
+        q, k = q * scale_qk, k * scale_qk
+        values = np.broadcast_to(identity, q.shape[:2] + identity.shape)
+        exact = np.asarray(attention.softmax_attention(q, k, values))
+        for M in tqdm(Ms, desc=f"layer {layer + 1}", disable=not progress):
+            for draw in range(draws):
+                W = projections.orthogonal(key_for(layer, M, draw), M, cfg.head_dim)
+                for kind in kinds:
+                    est = np.asarray(attention.favor_sharp_attention(q, k, values, W, method=kind))
+                    tv[kind, M].append(0.5 * np.abs(est - exact).sum(-1).mean())
+    mean_tv = {key: float(np.mean(val)) for key, val in tv.items()}
+    se_tv = {key: float(np.std(val) / np.sqrt(len(val))) for key, val in tv.items()}
+    return mean_tv, se_tv
+
+
+def captured_log_relative_variance(captured, cfg: Config, images: int, kinds) -> dict[str, float]:
+    """FAVOR#'s kernel-level criterion on a trained model's queries and keys: per kind (``"trig"`` or a
+    ``dense_exp.METHODS`` name), the mean over layers, the first ``images`` images and every head of the mean over
+    query–key pairs of log(Var/K²) for one feature (closed form, ``moments.dense_exp.method_log_relative_variance``,
+    parameters fitted per sequence and head; FAVOR# eq 14 / Figs 1–2). ``captured`` as in :func:`attention_tv_errors`.
+    Δ is a sum of non-negative terms, so float32 inputs suffice."""
+    images = _checks.positive_int("images", images)
+    for kind in kinds:
+        _checks.one_of("kinds", kind, ("trig", *dense_exp.METHODS))
+    scale_qk = cfg.head_dim**-0.25
+    log_rel_var = {kind: [] for kind in kinds}
+    for q, k, _ in captured:
+        q_h, k_h = np.asarray(q) * scale_qk, np.asarray(k) * scale_qk
+        for b in range(min(images, q_h.shape[0])):
+            for h in range(cfg.heads):
+                for kind in log_rel_var:
+                    log_rel_var[kind].append(
+                        float(
+                            np.mean(
+                                np.asarray(dense_exp_moments.method_log_relative_variance(kind, q_h[b, h], k_h[b, h]))
+                            )
+                        )
+                    )
+    return {kind: float(np.mean(v)) for kind, v in log_rel_var.items()}
+
+
+def accuracy_over_draws(params, images, labels, cfg: Config, kind: str, features: int, keys) -> tuple[float, float]:
+    """Test accuracy of random-feature attention for independent evaluation draws of ω (one per key of ``keys``):
+    (mean, standard deviation with ddof = 1 over draws; NaN for a single draw)."""
+    keys = list(keys)
+    if not keys:
+        raise ValueError("keys must hold at least one key (one evaluation draw of ω each)")
+    acc = [accuracy(params, images, labels, cfg, kind, features=features, key=key) for key in keys]
+    return float(np.mean(acc)), float(np.std(acc, ddof=1)) if len(acc) > 1 else float("nan")
+
+
+def warm_start_finetuning(
+    base,
+    train_data,
+    test_data,
+    *,
+    cfg: Config = MNIST,
+    Ms,
+    kinds,
+    steps: int,
+    batch: int,
+    learning_rate: float,
+    key_for,
+    eval_keys,
+    progress: bool = True,
+) -> dict:
+    """The GLUE protocol of FAVOR# Table 1 in miniature: every model starts from the trained softmax model ``base``,
+    swaps in its attention and is fine-tuned by :func:`train` for the same ``steps`` (ω redrawn every step).
+
+    The softmax model is fine-tuned with key ``key_for("softmax")``; for each M every kind is fine-tuned with key
+    ``key_for(M)`` (the same mini-batches for every kind). Zero-shot and fine-tuned accuracies of the random-feature
+    models are :func:`accuracy_over_draws` over ``eval_keys``.
+
+    Args:
+      train_data, test_data: (images, labels) pairs.
+    Returns:
+      ``{("softmax", None): {"zero_shot", "fine_tuned"}, (kind, M): {"zero_shot", "fine_tuned", "draw_sd"}}``,
+      accuracies in [0, 1]; draw_sd is the larger standard deviation over evaluation draws of the two.
+    """
+    from tqdm.auto import tqdm
+
+    for kind in kinds:
+        _checks.one_of("kinds", kind, dense_exp.METHODS)
+    for M in Ms:
+        _checks.positive_int("Ms", M)
+    (X_train, y_train), (X_test, y_test) = train_data, test_data
+    eval_keys = list(eval_keys)
+    if not eval_keys:
+        raise ValueError("eval_keys must hold at least one key (one evaluation draw of ω each)")
+    run = dict(cfg=cfg, steps=steps, batch=batch, learning_rate=learning_rate, progress=False)
+    softmax_tuned, _ = train(base, X_train, y_train, key=key_for("softmax"), **run)
+    rows = {
+        ("softmax", None): {
+            "zero_shot": accuracy(base, X_test, y_test, cfg),
+            "fine_tuned": accuracy(softmax_tuned, X_test, y_test, cfg),
+        }
+    }
+    for M in Ms:
+        for kind in tqdm(kinds, desc=f"swap + fine-tune, M = {M}", disable=not progress):
+            tuned, _ = train(base, X_train, y_train, kind=kind, features=M, key=key_for(M), **run)
+            (zero_shot, zero_sd), (fine_tuned, fine_sd) = (
+                accuracy_over_draws(base, X_test, y_test, cfg, kind, M, eval_keys),
+                accuracy_over_draws(tuned, X_test, y_test, cfg, kind, M, eval_keys),
+            )
+            rows[kind, M] = {"zero_shot": zero_shot, "fine_tuned": fine_tuned, "draw_sd": max(zero_sd, fine_sd)}
+    return rows

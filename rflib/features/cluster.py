@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks
+from rflib.features import complex_exp
 from rflib.features.base import Estimator, Features, concat
 
 
@@ -141,6 +142,24 @@ def cluster_hybrid_estimator(pair_estimators: Sequence[Sequence[Estimator]], cen
     lefts = [[est.query_features for est in row] for row in pair_estimators]
     rights = [[est.key_features for est in row] for row in pair_estimators]
     return Estimator(partial(_cluster_side, lefts, centres_x, 0), partial(_cluster_side, rights, centres_y, 1))
+
+
+def diagonal_ce_cluster_estimator(Ws, A, centres_x, centres_y) -> Estimator:
+    """HRF-C as in the paper's experiments (App H.3): for query cluster i and key cluster j, the CE estimator with
+    the real diagonal A^{ij} (:func:`~rflib.features.complex_exp.diagonal_ce_estimator`, eqs 90–92).
+
+    Args:
+      Ws: (n_q, n_k, m, d) the projections of each cluster pair.
+      A: n_q × n_k nested sequence of diagonals (d,), e.g. :func:`real_diagonal_A` of the two centres.
+      centres_x: (n_q, d) query-cluster centres; centres_y: (n_k, d) key-cluster centres.
+    Returns:
+      the :func:`cluster_hybrid_estimator` of those n_q × n_k estimators (dimension n_q·n_k·m).
+    """
+    shape = _checks.finite_array("Ws", Ws, 4).shape
+    if len(A) != shape[0] or any(len(row) != shape[1] for row in A):
+        raise ValueError(f"A must be {shape[0]} × {shape[1]} diagonals, one per pair of clusters (Ws[i, j])")
+    pairs = [[complex_exp.diagonal_ce_estimator(Ws[i][j], A[i][j]) for j in range(shape[1])] for i in range(shape[0])]
+    return cluster_hybrid_estimator(pairs, centres_x, centres_y)
 
 
 def cluster_hybrid_direct(pair_estimators, centres_x, centres_y, X, Y) -> jax.Array:

@@ -201,6 +201,19 @@ def gerf_params(a, d: int, dtype=None) -> DERF:
     return _isotropic(a, eye, eye, d)
 
 
+def random_derf(rng: np.random.Generator, d: int) -> DERF:
+    """A random valid DERF with a *dense* A (Theorem 4.1), the test case of the unbiasedness and eq 15 checks:
+    A = Q diag(a) Qᵀ with Q the Q factor of a (d, d) standard normal matrix and a ~ Unif[−0.3, 0.05]^d, then
+    B⁽¹⁾ = I + 0.3·G, G (d, d) standard normal; B⁽²⁾, C⁽ᵏ⁾, D are derived by :func:`derf`. Draws from ``rng`` in
+    that order (Q's matrix, a, G)."""
+    d = _checks.positive_int("d", d)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator (np.random.default_rng), got {type(rng).__name__}")
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    A = Q @ np.diag(rng.uniform(-0.3, 0.05, d)) @ Q.T
+    return derf(A, np.eye(d) + 0.3 * rng.normal(size=(d, d)))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Set statistics and closed-form fits
 # ---------------------------------------------------------------------------------------------------------------

@@ -242,3 +242,14 @@ def regular_cost(n_features: int, d: int) -> dict[str, int]:
     d = _checks.positive_int("d", d)
     projections = d * math.ceil(n_features / 2)
     return {"features": n_features, "projection_flops": projections, "kron_flops": 0, "total_flops": projections}
+
+
+def shared_angular_hybrid_estimator(W_pos, T) -> Estimator:
+    """Variant II of HRF Theorem 3.1: the angular hybrid with the same projections in both bases,
+    ``angular_hybrid_estimator(W_pos, W_pos, T)``. W_pos: (m, d); T: (n, d). Feature dimension 4m(n + 1).
+
+    A module-level function (not a lambda) so that :func:`rflib.experiments.simulation.pointwise_estimates` reuses
+    its compiled simulator across calls. Arguments are checked by :func:`angular_hybrid_estimator` (W_pos named as
+    ``W_pos``).
+    """
+    return angular_hybrid_estimator(W_pos, W_pos, T)

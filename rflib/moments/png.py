@@ -17,7 +17,7 @@ import numpy as np
 from numpy.polynomial import laguerre, legendre
 
 from rflib import _checks
-from rflib.features.png import activation
+from rflib.features.png import ACTIVATIONS, activation
 
 
 def _vectors(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -203,3 +203,25 @@ def orthogonal_pair_covariance(name: str, key, x, y, n_pairs: int) -> tuple[floa
     K = 0.5 * (F1.mean() + F2.mean())
     prod = (F1 - K) * (F2 - K)
     return float(prod.mean()), float(prod.std() / math.sqrt(n_pairs))
+
+
+def angular_orthogonal_mse_ratio(theta, d: int) -> np.ndarray:
+    """MSE_ORN / MSE_URN of the angular (sgn) estimator by the first-order gain law with m = b·d rows:
+    1 − (d − 1)/d · (4 sin²θ/π²) / (1 − K²), K = 1 − 2θ/π (‖H‖²_F = 8 sin²θ/π², Var F = 1 − K²; Theorem 1's
+    constant made explicit).  theta: (...) angles in (0, π) → (...)."""
+    theta = _checks.finite_numpy("theta", theta)
+    _checks.values_in_range("theta", theta, low=0.0, high=math.pi, low_open=True, high_open=True)
+    d = _checks.integer("d", d, low=2)
+    K = 1 - 2 * theta / np.pi
+    return 1 - (d - 1) / d * (4 * np.sin(theta) ** 2 / np.pi**2) / (1 - K**2)
+
+
+def closed_forms_against_quadrature(x, y) -> dict[str, tuple[float, float]]:
+    """{name: (closed form :func:`kernel`, quadrature :func:`kernel_by_quadrature`)} of K_f(x, y) for every
+    activation of :data:`rflib.features.png.ACTIVATIONS` (Definition 2), the closed form NaN for tanh (none).
+    x, y: (d,)."""
+    x, y = _vectors(x, y)
+    return {
+        name: (kernel(name, x, y) if name != "tanh" else float("nan"), kernel_by_quadrature(name, x, y))
+        for name in ACTIVATIONS
+    }

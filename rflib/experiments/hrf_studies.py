@@ -1,0 +1,334 @@
+"""The Monte Carlo studies of HRF §4.1 and Apps G–H, and the FLOP accounting of §4.4 (Choromanski et al., ICLR 2022).
+
+- Figs 2/5: pointwise estimates of SM(x, y) on the sphere S(r) over a grid of angles (:func:`sphere_methods`,
+  :func:`pointwise_errors`, :func:`exact_relative_error`) and the "speed trick" check that 2-D draws reproduce
+  d-dimensional ones (:func:`random_pair_at_angle`, :func:`speed_trick_z_scores`).
+- Table 1: trigonometric baselines (ORF, SORF, Halton) against FLOP-matched angular hybrids on random pairs of UCI
+  points (:func:`uci_methods`, :func:`projection_flop_matched_m`, :func:`uci_mse_study`).
+- Fig 6 / Table 3: the cluster-adapted hybrid HRF-C against FAVOR+ and trig features on clustered data
+  (:func:`hrfc_mse_study`).
+- Fig 4: feature-map and linear-attention multiply-adds of an angular hybrid against FAVOR+ (:func:`attention_flops`).
+
+Every function takes the random keys (or callables that derive them) as arguments and returns plain dicts and
+arrays; the notebooks choose the keys, the settings and the presentation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from rflib import _checks, kernels, moments, sphere
+from rflib.experiments import simulation
+from rflib.features import classic, cluster, hybrid
+
+# --- Figs 2 and 5: pointwise estimation on the sphere -------------------------------------------------------------
+
+
+class SphereMethod(NamedTuple):
+    """One estimator of HRF Figs 2/5: how to simulate it and its exact log MSE on S(r).
+
+    Attributes:
+      make: estimator factory called as ``make(**matrices)`` (``simulation.paired_estimates``).
+      shapes: name → (rows, 2) of each random matrix, for draws in the reduced dimension d = 2.
+      log_mse: θ (...) → log MSE (...) on S(r), the closed form the Monte Carlo should agree with.
+    """
+
+    make: Callable
+    shapes: dict
+    log_mse: Callable
+
+
+def sphere_methods(r: float, *, M: int, m: int, n: int, sigma_r: float = 1.0) -> dict[str, SphereMethod]:
+    """HRF Figs 2/5's estimators of SM(x, y) for ‖x‖ = ‖y‖ = r, keyed by their legend names, in plotting order:
+    trigonometric features (HRF eq 2) and FAVOR+ (antithetic positive, eq 3) with M projections, the angular hybrid
+    (eq 19, Theorem D.1) and App F's normalised Gaussian hybrid (Theorem F.1) with σ = sigma_r / r, each with m
+    projections per base and n λ-projections. Exact log MSEs: Lemma 2.2, corrected eq 47, Theorem F.1
+    (:mod:`rflib.sphere`).
+    """
+    r = _checks.positive_float("r", r)
+    M, m, n = (_checks.positive_int(k, v) for k, v in (("M", M), ("m", m), ("n", n)))
+    sigma_r = _checks.positive_float("sigma_r", sigma_r)
+    hybrid_shapes = {"W_pos": (m, 2), "W_trig": (m, 2), "T": (n, 2)}
+    sigma_name = "1/r" if sigma_r == 1.0 else f"{sigma_r:g}/r"
+    return {
+        f"trig (M = {M})": SphereMethod(classic.trig_estimator, {"W": (M, 2)}, partial(sphere.log_mse_trig, r=r, m=M)),
+        f"FAVOR+ (M = {M})": SphereMethod(
+            classic.hyperbolic_estimator, {"W": (M, 2)}, partial(sphere.log_mse_hyperbolic, r=r, m=M)
+        ),
+        f"angular hybrid ({m}, {n})": SphereMethod(
+            hybrid.angular_hybrid_estimator, dict(hybrid_shapes), partial(sphere.log_mse_angular_hybrid, r=r, m=m, n=n)
+        ),
+        f"Gaussian hybrid ({m}, {n}), σ = {sigma_name}": SphereMethod(
+            partial(hybrid.normalized_gaussian_hybrid_estimator, sigma=sigma_r / r, r=r),
+            dict(hybrid_shapes),
+            partial(sphere.log_mse_gaussian_hybrid, r=r, m=m, n=n, sigma=sigma_r / r),
+        ),
+    }
+
+
+def exact_relative_error(method: SphereMethod, theta, r: float) -> np.ndarray:
+    """ε_{θ,r} = √MSE / SM = exp(½ log MSE − r² cos θ) on S(r) (HRF Def 3.3) from the method's closed form.
+    θ: (...) → (...)."""
+    theta = _checks.finite_numpy("theta", theta)
+    r = _checks.positive_float("r", r)
+    return np.exp(sphere.log_relative_error(method.log_mse(theta), theta, r))
+
+
+def pointwise_errors(
+    key_for: Callable[[int], jax.Array],
+    thetas,
+    r: float,
+    make: Callable,
+    shapes: Mapping[str, tuple[int, int]],
+    draws: int,
+    *,
+    progress: Callable | None = None,
+) -> dict[str, np.ndarray]:
+    """HRF Figs 2/5 at one radius: ``draws`` independent estimates of SM(x, y) for x, y ∈ ℝ² at each angle of
+    ``thetas`` with ‖x‖ = ‖y‖ = r (exact in distribution for any d with iid projections, ``simulation`` docstring).
+
+    Args:
+      key_for: angle index i → the JAX key of the draws at ``thetas[i]``.
+      thetas: (T,) angles.
+      make, shapes: the estimator factory and matrix shapes (:class:`SphereMethod`).
+      draws: estimates per angle.
+      progress: optional wrapper of the angle sequence (e.g. ``tqdm``).
+    Returns:
+      each (T,): ``q05``, ``q95`` (5th and 95th percentiles of the estimates), ``rel_err`` (empirical relative error
+      √mean(ŜM − SM)² / SM) and ``se_rel`` (its standard error by the delta method, std(err²)/√R / (2√MSE·SM)).
+    """
+    thetas = _checks.finite_numpy("thetas", thetas, 1)
+    r = _checks.positive_float("r", r)
+    draws = _checks.positive_int("draws", draws)
+    rows = {"q05": [], "q95": [], "rel_err": [], "se_rel": []}
+    for ti, theta in enumerate(thetas if progress is None else progress(thetas)):
+        x, y = kernels.pair_at_angle(theta, r)
+        est = simulation.pointwise_estimates(key_for(ti), x, y, make, shapes, draws)
+        sm = np.exp(x @ y)
+        sq = (est - sm) ** 2
+        rows["q05"].append(np.quantile(est, 0.05))
+        rows["q95"].append(np.quantile(est, 0.95))
+        rows["rel_err"].append(np.sqrt(sq.mean()) / sm)
+        rows["se_rel"].append(sq.std() / np.sqrt(sq.size) / (2 * np.sqrt(sq.mean()) * sm + 1e-300))
+    return {k: np.asarray(v) for k, v in rows.items()}
+
+
+def random_pair_at_angle(rng: np.random.Generator, d: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors x, y ∈ ℝ^d at angle θ in a random plane: x uniform on the sphere, y = cos θ x + sin θ u with u
+    a random unit vector orthogonal to x (Gram–Schmidt). Draws two standard normal d-vectors from ``rng``.
+    Returns two (d,) float64 arrays."""
+    d = _checks.integer("d", d, low=2)
+    theta = _checks.real_number("theta", theta)
+    x = rng.normal(size=d)
+    x /= np.linalg.norm(x)
+    u = rng.normal(size=d)
+    u -= (u @ x) * x
+    u /= np.linalg.norm(u)
+    return x, np.cos(theta) * x + np.sin(theta) * u
+
+
+def speed_trick_z_scores(
+    key_full, key_reduced, x, y, make: Callable, shapes: Mapping[str, tuple[int, int]], draws: int, *, chunk=1000
+) -> tuple[float, float]:
+    """z-scores of the difference in mean and in MSE between ``draws`` estimates of SM(x, y) at the full pair
+    x, y: (d,) and at its 2-D reduction (``simulation.reduce_to_span``), which for iid projections have the same
+    law (HRF notes §3.0). ``shapes``: name → (rows, 2); the full draws use (rows, d), ``chunk`` draws at a time.
+    Returns (z_mean, z_mse); |z| ≲ 3 when the two laws agree."""
+    _checks.vectors("y", y, dim=_checks.vectors("x", x).shape[-1])
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    shapes_full = {k: (rows, x.shape[0]) for k, (rows, _) in shapes.items()}
+    full = simulation.pointwise_estimates(key_full, x, y, make, shapes_full, draws, chunk=chunk)
+    x2, y2 = simulation.reduce_to_span(x, y)
+    small = simulation.pointwise_estimates(key_reduced, x2, y2, make, shapes, draws)
+    sm = np.exp(x @ y)
+    a, b = (full - sm) ** 2, (small - sm) ** 2
+    z_mse = (a.mean() - b.mean()) / np.hypot(a.std(), b.std()) * np.sqrt(a.size)
+    z_mean = (full.mean() - small.mean()) / np.hypot(full.std(), small.std()) * np.sqrt(full.size)
+    return z_mean, z_mse
+
+
+# --- Table 1: UCI pairs ---------------------------------------------------------------------------------------------
+
+
+def uci_methods(d: int, *, M: int, m: int, n: int) -> dict[str, tuple[Callable, dict, str]]:
+    """HRF Table 1's estimators for d-dimensional inputs: name → (estimator factory, matrix shapes, projection law
+    of :data:`rflib.projections.LAWS`). The angular hybrid with (m, n) and orthogonal (HRF-ort) or iid (HRF-iid)
+    projections — an orthogonal τ is harmless, only its directions matter —; trigonometric features with M
+    projections drawn orthogonal (ORF-reg), Hadamard-structured (ORF-Had), scrambled-Halton (Halton-R); iid trig and
+    iid FAVOR+ as references."""
+    d, M, m, n = (_checks.positive_int(k, v) for k, v in (("d", d), ("M", M), ("m", m), ("n", n)))
+    hyb_shapes = {"W_pos": (m, d), "W_trig": (m, d), "T": (n, d)}
+    return {
+        "HRF-ort": (hybrid.angular_hybrid_estimator, hyb_shapes, "orthogonal"),
+        "HRF-iid": (hybrid.angular_hybrid_estimator, hyb_shapes, "iid"),
+        "ORF-reg": (classic.trig_estimator, {"W": (M, d)}, "orthogonal"),
+        "ORF-Had": (classic.trig_estimator, {"W": (M, d)}, "sorf"),
+        "Halton-R": (classic.trig_estimator, {"W": (M, d)}, "halton"),
+        "iid trig (reference)": (classic.trig_estimator, {"W": (M, d)}, "iid"),
+        "iid FAVOR+ (reference)": (classic.hyperbolic_estimator, {"W": (M, d)}, "iid"),
+    }
+
+
+def projection_flop_matched_m(M: int, n: int, d: int) -> int:
+    """Largest m with d(2m + n) + 4mn ≤ M·d: the angular hybrid's feature-map cost (HRF App D.4,
+    ``hybrid.angular_hybrid_cost``) within the M·d multiply-adds of a regular map's projections."""
+    M, n, d = (_checks.positive_int(k, v) for k, v in (("M", M), ("n", n), ("d", d)))
+    return (M * d - n * d) // (2 * d + 4 * n)
+
+
+def uci_mse_study(
+    Z,
+    *,
+    pair_rng: Callable[[int], np.random.Generator],
+    draw_key: Callable[[int, str], jax.Array],
+    reps: int,
+    n_pairs: int,
+    draws: int,
+    M: int,
+    m: int,
+    n: int,
+    chunk: int = 250,
+    progress: Callable | None = None,
+) -> dict:
+    """HRF Table 1 on one data set: MSE of every :func:`uci_methods` estimator on random pairs of rows of Z.
+
+    Each repetition draws ``n_pairs`` pairs (i, j ≠ i) from ``pair_rng(rep)`` and estimates every pair's MSE from
+    ``draws`` fresh feature draws (key ``draw_key(rep, name)``); the MSE of a repetition is the mean over its pairs.
+    On the same pairs it evaluates the exact MSEs of the iid estimators: trig and FAVOR+ (Lemma 2.2), the angular
+    hybrid (Theorem D.1) with (m, n) and with the projection-FLOP-matched m* (:func:`projection_flop_matched_m`).
+
+    Args:
+      Z: (N, d) points (the notebook's are z-scored and on the unit sphere).
+    Returns:
+      ``mse``: name → (mean, std) over repetitions ×10³; ``closed_form``: name → mean over repetitions ×10³ (rows
+      ``"iid trig"``, ``"iid FAVOR+"``, ``"HRF-iid (m, n)"``, ``"HRF-iid (m*, n), projection-FLOP match"``);
+      ``m_alt``: m*.
+    """
+    Z = _checks.finite_numpy("Z", Z, 2)
+    reps = _checks.positive_int("reps", reps)
+    n_pairs = _checks.positive_int("n_pairs", n_pairs)
+    methods = uci_methods(Z.shape[1], M=M, m=m, n=n)
+    per_rep = {name: [] for name in methods}
+    m_alt = projection_flop_matched_m(M, n, Z.shape[1])
+    alt_name = f"HRF-iid (m*, {n}), projection-FLOP match"
+    closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({m}, {n})": [], alt_name: []}
+    for rep in range(reps) if progress is None else progress(range(reps)):
+        rng = pair_rng(rep)
+        i = rng.integers(0, Z.shape[0], size=n_pairs)
+        j = (i + rng.integers(1, Z.shape[0], size=n_pairs)) % Z.shape[0]  # j ≠ i; fixed count: one compile
+        X, Y = Z[i], Z[j]
+        sm = np.exp(np.sum(X * Y, axis=1))
+        closed_rows["iid trig"].append(float(np.mean(moments.classic.mse_trig(X, Y, M))))
+        closed_rows["iid FAVOR+"].append(float(np.mean(moments.classic.mse_hyperbolic(X, Y, M))))
+        for m_h, row in ((m, f"HRF-iid ({m}, {n})"), (m_alt, alt_name)):
+            log_mse = moments.hybrid.log_mse_angular_hybrid(X, Y, m_h, n)
+            closed_rows[row].append(float(np.mean(np.exp(np.asarray(log_mse)))))
+        for name, (make, shapes, law) in methods.items():
+            est = simulation.paired_estimates(draw_key(rep, name), X, Y, make, shapes, draws, law=law, chunk=chunk)
+            per_rep[name].append(float(np.mean((est - sm) ** 2)))
+    return {
+        "mse": {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in per_rep.items()},
+        "closed_form": {name: 1e3 * np.mean(v) for name, v in closed_rows.items()},
+        "m_alt": m_alt,
+    }
+
+
+# --- Fig 6 / Table 3: HRF-C on clustered data ---------------------------------------------------------------------
+
+CLUSTER_METHODS = ("HRF-C (eq 88, clipped)", "HRF-C (moment A, extension)", "FAVOR+", "trig")
+
+
+def hrfc_mse_study(
+    X_all,
+    Y_all,
+    *,
+    eval_rng: np.random.Generator,
+    draw_key: Callable[[int, int], jax.Array],
+    ms,
+    trials: int,
+    n_eval: int,
+    kmeans_seed: int,
+    progress: Callable | None = None,
+) -> dict[str, np.ndarray]:
+    """HRF Fig 6 / Table 3 on one clustered data set: empirical MSE of the :data:`CLUSTER_METHODS` per m and trial.
+
+    k-means (k = 2, ``kmeans_seed``) on the queries and on the keys gives the centres; HRF-C
+    (``cluster.diagonal_ce_cluster_estimator``) uses eq 88's clipped A of each centre pair
+    (``cluster.real_diagonal_A``) or the moment-matched A of each cluster pair (``cluster.moment_diagonal_A``, an
+    extension), with the same projections (2, 2, m, d); FAVOR+ and trig have m projections. ``n_eval`` queries and
+    then ``n_eval`` keys are chosen without replacement by ``eval_rng``; each (m, trial) draws its matrices from
+    ``draw_key(m, trial)`` and the MSE is the mean over the n_eval × n_eval pairs.
+
+    Args:
+      X_all: (N_x, d) queries; Y_all: (N_y, d) keys.
+      ms: the feature counts m.
+    Returns:
+      name → (len(ms), trials) MSEs.
+    """
+    from sklearn.cluster import KMeans  # only this study needs scikit-learn
+
+    X_all = _checks.finite_numpy("X_all", X_all, 2)
+    Y_all = _checks.finite_numpy("Y_all", Y_all, 2)
+    if Y_all.shape[1] != X_all.shape[1]:
+        raise ValueError(f"X_all and Y_all must have the same dimension, got {X_all.shape} and {Y_all.shape}")
+    ms = [_checks.positive_int("ms", v) for v in ms]
+    trials = _checks.positive_int("trials", trials)
+    n_eval = _checks.integer("n_eval", n_eval, low=1, high=min(X_all.shape[0], Y_all.shape[0]))
+    km_x = KMeans(n_clusters=2, n_init=10, random_state=kmeans_seed).fit(X_all)
+    km_y = KMeans(n_clusters=2, n_init=10, random_state=kmeans_seed).fit(Y_all)
+    cx, cy = km_x.cluster_centers_, km_y.cluster_centers_
+    A_eq88 = [[cluster.real_diagonal_A(cx[i], cy[j]) for j in range(2)] for i in range(2)]
+    A_moment = [
+        [cluster.moment_diagonal_A(X_all[km_x.labels_ == i], Y_all[km_y.labels_ == j]) for j in range(2)]
+        for i in range(2)
+    ]
+    X = X_all[eval_rng.choice(X_all.shape[0], n_eval, replace=False)]
+    Y = Y_all[eval_rng.choice(Y_all.shape[0], n_eval, replace=False)]
+    exact = np.exp(X @ Y.T)
+    res = {name: np.zeros((len(ms), trials)) for name in CLUSTER_METHODS}
+    for mi, m in enumerate(ms if progress is None else progress(ms)):
+        for t in range(trials):
+            k = jax.random.split(draw_key(m, t), 3)
+            Ws = jax.random.normal(k[0], (2, 2, m, X.shape[1]))
+            ests = {
+                CLUSTER_METHODS[0]: cluster.diagonal_ce_cluster_estimator(Ws, A_eq88, cx, cy),
+                CLUSTER_METHODS[1]: cluster.diagonal_ce_cluster_estimator(Ws, A_moment, cx, cy),
+                "FAVOR+": classic.hyperbolic_estimator(jax.random.normal(k[1], (m, X.shape[1]))),
+                "trig": classic.trig_estimator(jax.random.normal(k[2], (m, X.shape[1]))),
+            }
+            for name, est in ests.items():
+                res[name][mi, t] = float(np.mean((np.asarray(est.estimate(X, Y)) - exact) ** 2))
+    return res
+
+
+# --- Fig 4: FLOP accounting ---------------------------------------------------------------------------------------
+
+
+def attention_flops(d_qk: int, *, m: int = 8, n: int = 8, favor_projections: int = 256) -> dict[str, dict[str, int]]:
+    """Multiply-adds per token of linear attention with d_QK = d_v = ``d_qk`` (HRF §4.4, Fig 4): an angular hybrid
+    (m, n) (``hybrid.angular_hybrid_cost``, App D.4) against FAVOR+ with ``favor_projections`` projections, i.e.
+    2·favor_projections features (``hybrid.regular_cost``). Attention with F features costs 2·F·d_v per token.
+
+    Returns name (``"angular hybrid (m, n)"``, ``"FAVOR+ (P)"``) → {``features``, ``feature_flops``,
+    ``attention_flops``, ``total``}."""
+    d_qk = _checks.positive_int("d_qk", d_qk)
+    favor_projections = _checks.positive_int("favor_projections", favor_projections)
+    costs = {
+        f"angular hybrid ({m}, {n})": hybrid.angular_hybrid_cost(m, n, d_qk),
+        f"FAVOR+ ({favor_projections})": hybrid.regular_cost(2 * favor_projections, d_qk),
+    }
+    out = {}
+    for name, cost in costs.items():
+        attn = 2 * cost["features"] * d_qk
+        out[name] = {
+            "features": cost["features"],
+            "feature_flops": cost["total_flops"],
+            "attention_flops": attn,
+            "total": cost["total_flops"] + attn,
+        }
+    return out
