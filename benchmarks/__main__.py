@@ -32,7 +32,7 @@ def main() -> None:
     scale = "quick" if args.quick else "full"
     print(f"device: {harness.device_info()}")
     for name in args.suite or list(SUITES):
-        result = run_suite(name, scale)
+        result = run_suite(name, scale, progress=True)
         module = SUITES[name]
         rows = result["rows"]
         if name == "attention_scaling":

@@ -16,10 +16,10 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
-from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import attention, projections
+from rflib.experiments.progress_bars import bar
 from rflib.features import classic
 
 METHODS = ("exact", "FAVOR+", "FAVOR#", "HRF")
@@ -52,13 +52,15 @@ def run(
     methods=METHODS,
     exact_max_length: int = 32768,
     seed: int = 0,
+    *,
+    progress: bool = False,
 ) -> list[dict]:
     """One row per (method, causal, L): median ms, working memory (bytes) and whether the output is finite.
     Exact attention above ``exact_max_length`` is planned (memory) but not run (ms None)."""
     key = jax.random.key(seed)
     fns = _attention_fns(d, m, jax.random.fold_in(key, 1))
     rows = []
-    for L in tqdm(lengths, desc="attention: L", leave=False):
+    for L in bar(lengths, "attention: L", progress, leave=False):
         kq, kk, kv = jax.random.split(jax.random.fold_in(key, L), 3)
         Q, K = (d**-0.25 * jax.random.normal(k, (1, L, d), jnp.float32) for k in (kq, kk))
         V = jax.random.normal(kv, (1, L, d), jnp.float32)

@@ -16,10 +16,10 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
-from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import fastmath, projections
+from rflib.experiments.progress_bars import bar
 from rflib.features import classic, dense_exp
 
 TARGET_RATIO = 2.0
@@ -45,7 +45,14 @@ def _maps(W, X, Y, key, m):
 
 
 def run(
-    L: int = 4096, d: int = 64, m: int = 256, repeats: int = 15, min_seconds: float = 0.05, seed: int = 0
+    L: int = 4096,
+    d: int = 64,
+    m: int = 256,
+    repeats: int = 15,
+    min_seconds: float = 0.05,
+    seed: int = 0,
+    *,
+    progress: bool = False,
 ) -> list[dict]:
     """One row per map: its time, the matmul's, their ratio, the elementwise part's time, and whether the float32
     output is finite. The first row is the matmul baseline itself."""
@@ -64,7 +71,7 @@ def run(
         {"map": "X @ W.T (baseline)", "features": m, "ms": 1e3 * base, "ratio": 1.0, "ratio_same_width": 1.0},
         {"map": "X @ [W; −W].T (2m-wide output)", "features": 2 * m, "ms": 1e3 * wide, "ratio": wide / base},
     ]
-    for name, (fn, elementwise, width) in tqdm(_maps(W, X, Y, kh, m).items(), desc="feature maps", leave=False):
+    for name, (fn, elementwise, width) in bar(_maps(W, X, Y, kh, m).items(), "feature maps", progress, leave=False):
         jitted = jax.jit(fn)
         out = jitted(X)
         P = jax.random.normal(key, (L, width if elementwise is jnp.exp else width // 2), jnp.float32)

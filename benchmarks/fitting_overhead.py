@@ -11,19 +11,27 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import attention, projections
+from rflib.experiments.progress_bars import bar
 from rflib.features import dense_exp
 
 
-def run(lengths=(1024, 4096), d: int = 64, m: int = 256, methods=("gerf", "saderf", "sderf"), repeats: int = 9):
+def run(
+    lengths=(1024, 4096),
+    d: int = 64,
+    m: int = 256,
+    methods=("gerf", "saderf", "sderf"),
+    repeats: int = 9,
+    *,
+    progress: bool = False,
+):
     """One row per (L, method): fit ms, attention ms (the same method, fit included) and fit / attention."""
     key = jax.random.key(0)
     W = projections.orthogonal(jax.random.fold_in(key, 1), m, d).astype(jnp.float32)
     rows = []
-    for L in tqdm(lengths, desc="FAVOR# fit: L", leave=False):
+    for L in bar(lengths, "FAVOR# fit: L", progress, leave=False):
         kq, kk, kv = jax.random.split(jax.random.fold_in(key, L), 3)
         Q, K = (d**-0.25 * jax.random.normal(k, (L, d), jnp.float32) for k in (kq, kk))
         V = jax.random.normal(kv, (L, d), jnp.float32)

@@ -14,19 +14,24 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from tqdm.auto import tqdm
 
 from benchmarks import harness
+from rflib.experiments.progress_bars import bar
 from rflib.features import classic, hybrid
 
 
 def run(
-    points: int = 4096, d: int = 64, repeats: int = 20, configs=((8, 8), (16, 8), (32, 8), (16, 16), (32, 32))
+    points: int = 4096,
+    d: int = 64,
+    repeats: int = 20,
+    configs=((8, 8), (16, 8), (32, 8), (16, 16), (32, 32)),
+    *,
+    progress: bool = False,
 ) -> list[dict]:
     key = jax.random.key(0)
     X = 0.1 * jax.random.normal(key, (points, d), dtype=jnp.float32)
     rows = []
-    for m, n in tqdm(configs, desc="HRF: (m, n)", leave=False):
+    for m, n in bar(configs, "HRF: (m, n)", progress, leave=False):
         keys = jax.random.split(jax.random.fold_in(key, 1000 * m + n), 4)
         W_pos, W_trig = (jax.random.normal(k, (m, d), dtype=jnp.float32) for k in keys[:2])
         T = jax.random.normal(keys[2], (n, d), dtype=jnp.float32)

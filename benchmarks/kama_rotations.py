@@ -15,19 +15,21 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
 
 from benchmarks import harness
 from rflib import kama
+from rflib.experiments.progress_bars import bar
 
 IMPLEMENTATIONS = ("dense", "kama", "layers")
 
 
-def run(dims=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), batches=(1, 256), repeats: int = 7) -> list[dict]:
+def run(
+    dims=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), batches=(1, 256), repeats: int = 7, *, progress: bool = False
+) -> list[dict]:
     """One row per (d, batch): ms of each implementation, k, and the storage of each."""
     key = jax.random.key(0)
     rows = []
-    for d in tqdm(dims, desc="KAMA: d", leave=False):
+    for d in bar(dims, "KAMA: d", progress, leave=False):
         k = kama.rotations_for(d)
         kd = jax.random.fold_in(key, d)
         product = kama.random_product(kd, k, d, dtype=jnp.float32)

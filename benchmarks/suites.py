@@ -26,14 +26,15 @@ SIZES = {
 }
 
 
-def run_suite(name: str, scale: str = "full") -> dict:
-    """Run one suite at ``scale`` ("full" or "quick"): {"suite", "scale", "device", "seconds", "rows"}."""
+def run_suite(name: str, scale: str = "full", *, progress: bool = False) -> dict:
+    """Run one suite at ``scale`` ("full" or "quick"): {"suite", "scale", "device", "seconds", "rows"}. ``progress``:
+    a bar over the suite's sizes."""
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; choose from {sorted(SUITES)}")
     if scale not in SIZES:
         raise ValueError(f"scale must be one of {sorted(SIZES)}, got {scale!r}")
     start = time.perf_counter()
-    rows = SUITES[name].run(**SIZES[scale][name])
+    rows = SUITES[name].run(**SIZES[scale][name], progress=progress)
     return {
         "suite": name,
         "scale": scale,

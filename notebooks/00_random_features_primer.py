@@ -162,7 +162,7 @@ rec.record(
 # %%
 theta_mc = np.linspace(0.0, np.pi, S["mc_angles"])
 mc = simulation.single_feature_mse(  # name → (empirical, closed form, σ from the exact 4th moment) per angle
-    lambda i: keys("single-feature draws", i), MAPS, LOG_MSE, theta_mc, S["d"], S["mc_draws"], progress=tqdm
+    lambda i: keys("single-feature draws", i), MAPS, LOG_MSE, theta_mc, S["d"], S["mc_draws"], progress=True
 )
 # Where an estimator is exact (trig at θ = 0, positive and hyperbolic at θ = π) both MSEs are round-off (≤ 1e-24).
 within = {name: simulation.count_within_band(*np.array(rows).T, n_sigma=5, floor=1e-24) for name, rows in mc.items()}
@@ -381,7 +381,7 @@ estimators = {  # name: (feature map, projection sampler, feature columns per pr
     "hyperbolic, orthogonal": (features.hyperbolic_features, projections.orthogonal, 2),
 }
 att_err = simulation.attention_errors(  # name → (len(F), seeds) relative errors; draw (s, j) shared by all maps
-    lambda s, j: keys("attention projections", s, j), Q, K, V, estimators, S["att_F"], S["att_seeds"], progress=tqdm
+    lambda s, j: keys("attention projections", s, j), Q, K, V, estimators, S["att_F"], S["att_seeds"], progress=True
 )
 
 fig, ax = plt.subplots(figsize=(6.4, 4.2))

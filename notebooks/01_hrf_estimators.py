@@ -49,7 +49,6 @@ import jax
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from rflib import kernels, sphere
 from rflib.experiments import exact_sweeps, identities, simulation
@@ -200,7 +199,7 @@ MC_ESTIMATORS = {  # the same estimators as rflib feature maps: factory and rand
 r_mc = 0.5
 theta_mc = np.linspace(0.0, np.pi, S["mc_angles"])
 mc_rows = simulation.mse_at_angles(  # name → (MSE, standard error), each over the angles; fresh ω every draw
-    lambda i, name: keys("fig 1 monte carlo", i, name), theta_mc, r_mc, MC_ESTIMATORS, S["mc_draws"], progress=tqdm
+    lambda i, name: keys("fig 1 monte carlo", i, name), theta_mc, r_mc, MC_ESTIMATORS, S["mc_draws"], progress=True
 )
 closed_mc = {name: np.exp(f(theta_mc, r_mc)) for name, f in LOG_MSE_SPHERE.items()}
 within = {name: simulation.count_within_band(e, closed_mc[name], s, n_sigma=5) for name, (e, s) in mc_rows.items()}
@@ -362,7 +361,7 @@ rec.record(
 # %%
 r_values = np.linspace(1.0, S["r_max"], S["r_points"])
 # n → log ε_S(r) over r_values: max over an n_grid-point θ grid, polished by Brent's method
-exact = exact_sweeps.max_relative_errors(r_values, M_FIG1, N_LAMBDA, n_grid=S["n_grid"], progress=tqdm)
+exact = exact_sweeps.max_relative_errors(r_values, M_FIG1, N_LAMBDA, n_grid=S["n_grid"], progress=True)
 unit = sphere.log_W(r_values) - 0.5 * np.log(2 * M_FIG1)
 printed_bound = {n: sphere.log_theorem_3_5_bound(r_values, M_FIG1, n) for n in N_LAMBDA}
 corrected_bound = {n: sphere.log_theorem_3_5_bound(r_values, M_FIG1, n, corrected=True) for n in N_LAMBDA}

@@ -42,7 +42,6 @@ from functools import partial
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from rflib import sphere
 from rflib.experiments import datasets, hrf_studies
@@ -127,8 +126,7 @@ pointwise = {}  # (name, r) -> quantiles and empirical relative error over θ
 for r in RADII:
     for name, (make, shapes, _) in METHODS[r].items():
         key_for = partial(keys, "fig 2 draws", str(r), name)  # angle index ti -> keys("fig 2 draws", str(r), name, ti)
-        bar = partial(tqdm, desc=f"r = {r}, {name}", leave=False)
-        pointwise[name, r] = hrf_studies.pointwise_errors(key_for, thetas, r, make, shapes, S["s_draws"], progress=bar)
+        pointwise[name, r] = hrf_studies.pointwise_errors(key_for, thetas, r, make, shapes, S["s_draws"], progress=True)
 
 # %% [markdown]
 # Check of the speed trick: at $r = 1$, $\theta = \pi/4$, full 64-dimensional draws of the angular hybrid and of
@@ -284,7 +282,7 @@ for dname, raw in DATA.items():
         M=M_UCI,
         m=M_HYB_UCI,
         n=N_HYB_UCI,
-        progress=partial(tqdm, desc=f"Table 1, {dname}"),
+        progress=True,
     )
     table1[dname], closed1[dname] = out["mse"], out["closed_form"]
     print(f"{dname}: projection-FLOP-matched hybrid m* = {out['m_alt']} (d = {Z.shape[1]})")
@@ -390,7 +388,7 @@ for sname, (targets, noise) in S_LISTS.items():
         trials=S["cluster_trials"],
         n_eval=S["cluster_eval"],
         kmeans_seed=seed,
-        progress=partial(tqdm, desc=f"Fig 6, {sname}"),
+        progress=True,
     )
     cluster_results[sname] = {"res": res, "s_achieved": data.s.ravel(), "targets": targets}
 

@@ -43,7 +43,6 @@ from functools import partial
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
-from tqdm.auto import tqdm
 
 from rflib.experiments import datasets, hrf_studies, lm
 from rflib.notebook import plotting
@@ -89,7 +88,7 @@ params, losses = lm.train_lstm(
     batch=S["batch"],
     bptt=S["bptt"],
     steps=S["steps"],
-    progress=lambda r: tqdm(r, desc="training the LSTM"),
+    progress=True,
 )
 train_seconds = time.perf_counter() - start
 n_valid = min(valid_ids.size, 20 * S["bptt"] * 40) if scale == "quick" else valid_ids.size
@@ -138,8 +137,7 @@ plotting.finish_figure(fig, "hrf_fig7_ptb_lengths", tight=False)
 METHODS = lm.SOFTMAX_ESTIMATORS  # FAVOR+, Trig., Gaussian, Angular
 # (method, M) -> metric -> (mean, std) over seeds; draw (seed, M, method) uses keys("table 4 draws", regime, ...)
 softmax_metrics = partial(lm.softmax_metrics_study, seeds=S["seeds"], sizes=S["sizes"], n_lambda=N_LAMBDA)
-progress = partial(tqdm, desc="seeds")
-summary = softmax_metrics(Q, K, key_for=partial(keys, "table 4 draws", "trained"), progress=progress)
+summary = softmax_metrics(Q, K, key_for=partial(keys, "table 4 draws", "trained"), progress=True)
 PAPER_TABLE4 = {  # mean over 10 runs, d = 64 / 128 / 256 / 512
     "wasserstein": {
         "FAVOR+": (3171.35, 3142.65, 3050.58, 2985.18),
@@ -252,7 +250,7 @@ rec.record(
 
 # %%
 unit = lambda A: A / np.linalg.norm(A, axis=1, keepdims=True)  # noqa: E731
-summary_unit = softmax_metrics(unit(Q), unit(K), key_for=partial(keys, "table 4 draws", "unit norm"), progress=progress)
+summary_unit = softmax_metrics(unit(Q), unit(K), key_for=partial(keys, "table 4 draws", "unit norm"), progress=True)
 lines = []
 for method in METHODS:
     cells = [

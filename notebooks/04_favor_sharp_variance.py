@@ -254,7 +254,15 @@ METHODS_FIG = ("trig", "positive", "gerf", "saderf", "aderf", "sderf")
 LABEL = {"trig": "TrigRF", "positive": "PosRF", "gerf": "GERF", "saderf": "SADERF", "aderf": "ADERF", "sderf": "SDERF"}
 fig2_sets = partial(keys.rng, "fig 2 sets")  # (regime, σ index, repetition) -> the generator of that pair of sets
 curves = dv.regime_curves(
-    fig2_sets, REGIMES, METHODS_FIG, S["sigmas"], n_sets=S["n_sets"], L=S["L"], mnist_pool=mnist_pool, d=D
+    fig2_sets,
+    REGIMES,
+    METHODS_FIG,
+    S["sigmas"],
+    n_sets=S["n_sets"],
+    L=S["L"],
+    mnist_pool=mnist_pool,
+    d=D,
+    progress=True,
 )
 
 # %%

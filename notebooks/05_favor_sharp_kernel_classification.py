@@ -92,6 +92,7 @@ results = kc.accuracy_sweep(  # (dataset, split) -> {"exact": (2, n_σ), method:
     Ms=S["M"],
     seeds=S["seeds"],
     methods=METHODS,
+    progress=True,
 )
 
 # %%

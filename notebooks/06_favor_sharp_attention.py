@@ -126,6 +126,7 @@ base, base_losses = tf.train(
     steps=S["pretrain_steps"],
     batch=S["batch"],
     key=keys("softmax model", "training"),
+    progress=True,
 )
 base_accuracy = tf.accuracy(base, X_test, y_test, cfg)
 print(f"softmax model: test accuracy {base_accuracy:.4f} after {S['pretrain_steps']} steps")
@@ -154,7 +155,9 @@ rec.record(
 # %%
 captured = tf.queries_keys_values(base, X_test[: S["approx_images"]], cfg)
 approx_key = partial(keys, "approximation draws")
-mean_tv, se_tv = tf.attention_tv_errors(captured, cfg, S["approx_M"], S["approx_draws"], KINDS, approx_key)
+mean_tv, se_tv = tf.attention_tv_errors(
+    captured, cfg, S["approx_M"], S["approx_draws"], KINDS, approx_key, progress=True
+)
 # Kernel-level log relative variance on the same real queries and keys (closed forms, a subsample of heads). Δ is a
 # sum of non-negative terms (no cancellation), so float32 suffices.
 mean_lrv = tf.captured_log_relative_variance(captured, cfg, S["variance_images"], ("trig", *KINDS))
@@ -248,6 +251,7 @@ glue_rows = tf.warm_start_finetuning(  # (kind, M) -> {"zero_shot", "fine_tuned"
     learning_rate=finetune_lr,
     key_for=partial(keys, "fine-tuning"),
     eval_keys=[keys("evaluation draws", e) for e in range(S["eval_draws"])],
+    progress=True,
 )
 glue_cells = [
     [LABEL[k], M or "—", f"{100 * r['zero_shot']:.2f}", f"{100 * r['fine_tuned']:.2f}"]

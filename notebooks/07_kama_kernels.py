@@ -147,7 +147,7 @@ print(f"KAMA (k = 5 d ln d) uses fewer flops than dense from d = {flop_cross}, l
 
 # Wall clock, float32, jitted, compile excluded: batch 1 and 256. The suite `make bench` runs (benchmarks/
 # kama_rotations.py) checks each fast path against the materialised matrix for d ≤ 512 before timing it.
-bench_rows = kama_rotations.run(dims=S["time_dims"], batches=(1, 256), repeats=S["time_repeats"])
+bench_rows = kama_rotations.run(dims=S["time_dims"], batches=(1, 256), repeats=S["time_repeats"], progress=True)
 timings = {(n, r["d"], r["batch"]): r[f"{n}_ms"] / 1e3 for r in bench_rows for n in kama_rotations.IMPLEMENTATIONS}
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))

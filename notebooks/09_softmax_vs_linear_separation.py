@@ -130,8 +130,10 @@ rec.record(
 
 # %%
 toy_points_a = [(n, max(1, int(math.log(n)))) for n in S["toy_n"]]  # m = ⌊log n⌋
-toy_a, pred_a = ss.toy_success_rates(toy_points_a, S["toy_trials"], rng, desc="Fig 3a")
-toy_b, pred_b = ss.toy_success_rates([(1000, m) for m in S["toy_m"]], S["toy_trials"], rng, desc="Fig 3b")
+toy_a, pred_a = ss.toy_success_rates(toy_points_a, S["toy_trials"], rng, desc="Fig 3a", progress=True)
+toy_b, pred_b = ss.toy_success_rates(
+    [(1000, m) for m in S["toy_m"]], S["toy_trials"], rng, desc="Fig 3b", progress=True
+)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 axes[0].plot(S["toy_n"], toy_a, "o", ms=3, label=f"simulation ({S['toy_trials']} models per point)")
 axes[0].plot(S["toy_n"], pred_a, "k-", lw=1, label="prediction 1 − 2^(−m)")
@@ -165,7 +167,7 @@ SELF_BASE = dict(n=200, d=22, a0=0.01, a1=1.2, b=0.2, c=0.8)
 # Each panel sweeps one parameter from the defaults (ss.sweep_point: the n-sweep at d = 12, the d-sweep at n = 256,
 # m = max{⌊log(n/δ)⌋, 15}): the exact formula with sigmas_for(d), then S["trials"] simulated networks from rng.
 self_res = {
-    X: ss.success_sweep("self", S["self_grid"], dict(SELF_BASE, X=X), sigmas_for, S["trials"], rng)
+    X: ss.success_sweep("self", S["self_grid"], dict(SELF_BASE, X=X), sigmas_for, S["trials"], rng, progress=True)
     for X in ("ones", "identity")
 }
 SWEEP_AXIS_LABELS = {
@@ -191,7 +193,8 @@ plotting.finish_figure(fig, "separation_fig4_fig5_self", f"Figs 4/5 ({scale} sca
 
 # %%
 CROSS_BASE = dict(n=200, d=11, a0=0.01, a1=3.0)
-cross_res = ss.success_sweep("cross", S["cross_grid"], CROSS_BASE, sigmas_for, S["trials"], rng)  # m = ⌊log(n/δ)⌋
+# m = ⌊log(n/δ)⌋
+cross_res = ss.success_sweep("cross", S["cross_grid"], CROSS_BASE, sigmas_for, S["trials"], rng, progress=True)
 fig = plotting.sweep_panels({"cross-attention": cross_res}, S["cross_grid"], **SWEEP_STYLE)
 plotting.finish_figure(fig, "separation_fig7_cross", f"Fig 7 ({scale} scale): cross-attention, {per_point}")
 

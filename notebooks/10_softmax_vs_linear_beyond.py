@@ -118,7 +118,8 @@ sigmas_for = sp.sign_vector_source(S["sigma_samples"], lambda d: keys.rng("sign 
 # $K\cdot\Theta(s/n)$ between the classes under linear attention: *that* is what the construction proves.
 
 # %%
-gaps, slopes = ss.class_gaps(S["gap_n"], 10, A0, A1, B, C)  # d = 10: d − 2 = 8 divides every n in the grid
+# d = 10: d − 2 = 8 divides every n in the grid
+gaps, slopes = ss.class_gaps(S["gap_n"], 10, A0, A1, B, C, progress=True)
 fig, ax = plt.subplots(figsize=(6.2, 4))
 for i, (kind, label) in enumerate((("exp", "softmax"), ("lin", "linear"))):
     ax.loglog(S["gap_n"], gaps[kind], "o-", color=plotting.PALETTE[i], label=f"{label} (slope {slopes[kind]:.2f})")
@@ -179,7 +180,7 @@ rec.record(
 # softmax does not fire; too large and linear attention fires too (notes G4).
 
 # %%
-PHASE = dict(case="self", sigmas_for=sigmas_for, a0=A0, b=B, c=C, X="ones")
+PHASE = dict(case="self", sigmas_for=sigmas_for, a0=A0, b=B, c=C, X="ones", progress=True)
 grid_dm = ss.success_phase_diagram(rows=("d", S["phase_d"]), cols=("m", S["phase_m"]), n=256, a1=A1, **PHASE)
 grid_an = ss.success_phase_diagram(rows=("a1", S["phase_a1"]), cols=("n", S["phase_n"]), d=22, m=15, **PHASE)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -212,7 +213,9 @@ d_tr = 18  # d − 2 = 16 divides every n in the grids; noise 0.05·s
 # per n: keys.rng("noisy training data", n) draws the training set, then the test set; seed sd starts from
 # keys("training init", sd)
 streams = dict(data_rng=lambda n: keys.rng("noisy training data", n), init_key=lambda sd: keys("training init", sd))
-train_acc = st.accuracy_sweep(S["train_n"], d_tr, S["train_size"], 0.05, S["train_seeds"], S["train_steps"], **streams)
+train_acc = st.accuracy_sweep(
+    S["train_n"], d_tr, S["train_size"], 0.05, S["train_seeds"], S["train_steps"], **streams, progress=True
+)
 stats = st.accuracy_stats(train_acc)  # {(kind, n): (mean, std) over seeds}
 train_rows = [[n_tr, d_tr, *("{:.3f} ± {:.3f}".format(*stats[k, n_tr]) for k in sp.KINDS)] for n_tr in S["train_n"]]
 display(Markdown(markdown_table(["n", "d", "softmax test accuracy", "linear test accuracy"], train_rows)))

@@ -77,7 +77,7 @@ if not device["allocator_tuned"]:
 # shows what is left without it.
 
 # %%
-fm_rows = run_suite("feature_maps", size)["rows"]
+fm_rows = run_suite("feature_maps", size, progress=True)["rows"]
 display(Markdown(harness.suite_table(fm_rows, feature_maps)))
 
 maps = feature_maps.map_rows(fm_rows)  # after the two matmul baselines
@@ -118,7 +118,7 @@ rec.record(
 # memory.
 
 # %%
-att_rows = run_suite("attention_scaling", size)["rows"]
+att_rows = run_suite("attention_scaling", size, progress=True)["rows"]
 display(Markdown(harness.suite_table(attention_scaling.with_mib(att_rows), attention_scaling)))
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
@@ -169,7 +169,7 @@ rec.record(
 # attention call this is.
 
 # %%
-fit = run_suite("fitting_overhead", size)
+fit = run_suite("fitting_overhead", size, progress=True)
 display(Markdown(harness.suite_table(fit["rows"], fitting_overhead)))
 rec.record(
     "favor_sharp_fit_fraction",
@@ -187,7 +187,7 @@ rec.record(
 # features. They cost d(2m + n) multiply-adds plus 4mn products, not the O(mnd) of a regular map of equal width.
 
 # %%
-hrf = run_suite("hrf_construction", size)
+hrf = run_suite("hrf_construction", size, progress=True)
 display(Markdown(harness.suite_table(hrf["rows"], hrf_construction)))
 rec.record(
     "hrf_construction_faster_than_regular",
@@ -206,7 +206,7 @@ rec.record(
 # not the paper's law). We compare against a dense d × d matmul.
 
 # %%
-km_rows = run_suite("kama_rotations", size)["rows"]
+km_rows = run_suite("kama_rotations", size, progress=True)["rows"]
 display(Markdown(harness.suite_table(km_rows, kama_rotations)))
 batches = sorted({r["batch"] for r in km_rows})
 fig, axes = plt.subplots(1, len(batches), figsize=(5.5 * len(batches), 4), squeeze=False)

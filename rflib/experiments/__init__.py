@@ -15,6 +15,7 @@
 - ``separation_sweeps``: the separation constructions' §7 sweeps and the studies beyond the paper (Deng et al.).
 - ``separation_training``: training studies of softmax vs linear attention (Deng et al. §5).
 - ``timing``: wall-clock measurement used by the performance notebook and the benchmarks.
+- ``progress_bars``: the progress-bar convention (``progress: bool = False``, :func:`progress_bars.bar`).
 - ``allocator``: glibc allocator settings for stable timings (standard library only).
 
 Submodules are imported on first use, so that ``import rflib`` stays light (several need optax or gymnasium).
@@ -34,6 +35,7 @@ _MODULES = (
     "kernel_classification",
     "lm",
     "policies",
+    "progress_bars",
     "rl",
     "separation_sweeps",
     "separation_training",

@@ -13,6 +13,7 @@ import numpy as np
 
 from rflib import _checks
 from rflib.experiments import datasets
+from rflib.experiments.progress_bars import bar
 from rflib.features import dense_exp
 from rflib.moments import dense_exp as moments
 
@@ -70,7 +71,7 @@ def regime_curves(
     L: int,
     mnist_pool=None,
     d: int = 64,
-    progress: bool = True,
+    progress: bool = False,
 ) -> dict[CurveKey, np.ndarray]:
     """FAVOR# Figs 1 (bottom) and 2 (§5.1, App. B.1): mean log(Var/K²) of one random feature (M = 1) per regime,
     method and σ, each method fitted to each pair of sets.
@@ -86,12 +87,11 @@ def regime_curves(
       methods: ``"trig"`` and/or names from ``dense_exp.METHODS``.
       sigmas: the σ grid (n_σ,).
       n_sets: pairs of sets per (regime, σ); L: points per set; mnist_pool, d: see ``variance_regime_sets``.
+      progress: show a bar over σ for each regime.
 
     Returns:
       (regime, method) → (n_σ,) curve.
     """
-    from tqdm.auto import tqdm
-
     n_sets = _checks.positive_int("n_sets", n_sets)
     for regime in regimes:
         _checks.one_of("regimes", regime, datasets.VARIANCE_REGIMES)
@@ -101,7 +101,7 @@ def regime_curves(
         raise ValueError("sigmas must be a non-empty grid of input scales")
     curves = {(r, m): np.zeros(len(sigmas)) for r in regimes for m in methods}
     for regime in regimes:
-        for si, sigma in enumerate(tqdm(sigmas, desc=regime, disable=not progress)):
+        for si, sigma in enumerate(bar(sigmas, regime, progress)):
             for rep in range(n_sets):
                 set_rng = rng_for(regime, si, rep)
                 X_set, Y_set = datasets.variance_regime_sets(set_rng, regime, sigma, L, mnist_pool=mnist_pool, d=d)

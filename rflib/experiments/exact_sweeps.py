@@ -13,6 +13,7 @@ import numpy as np
 from scipy import optimize
 
 from rflib import _checks, kernels, sphere
+from rflib.experiments.progress_bars import bar
 
 
 def log10_mse_ratio(log_mse_a: Callable, log_mse_b: Callable, theta, norm_ratios, m: int, d: int) -> np.ndarray:
@@ -51,12 +52,12 @@ def crossing_angle(theta, gap) -> tuple[bool, float]:
     return monotone, theta_star
 
 
-def max_relative_errors(radii, m: int, ns, *, n_grid: int, progress=None) -> dict[int, np.ndarray]:
+def max_relative_errors(radii, m: int, ns, *, n_grid: int, progress: bool = False) -> dict[int, np.ndarray]:
     """log ε_{S(r)} of the angular hybrid (max over θ of the relative error on the sphere of radius r, HRF Def 3.3,
     Theorem 3.5) for every r in ``radii`` and every n in ``ns``, by
     :func:`rflib.sphere.angular_hybrid_max_relative_error` on an ``n_grid``-point θ grid polished by Brent's method.
 
-    radii: (k,) norms > 0; m: base projections. Returns n → (k,). ``progress``: optional wrapper of each radius loop.
+    radii: (k,) norms > 0; m: base projections. Returns n → (k,). ``progress``: a bar over the radii for each n.
     """
     radii = _checks.finite_numpy("radii", radii, 1)
     _checks.values_in_range("radii", radii, low=0.0, low_open=True)
@@ -67,7 +68,7 @@ def max_relative_errors(radii, m: int, ns, *, n_grid: int, progress=None) -> dic
         n: np.array(
             [
                 sphere.angular_hybrid_max_relative_error(r, m, n, n_grid=n_grid)[1]
-                for r in (radii if progress is None else progress(radii))
+                for r in bar(radii, f"Theorem 3.5, n = {n}, radii", progress)
             ]
         )
         for n in ns

@@ -24,6 +24,7 @@ import numpy as np
 
 from rflib import _checks, kernels, moments, sphere
 from rflib.experiments import simulation
+from rflib.experiments.progress_bars import bar
 from rflib.features import classic, cluster, hybrid
 
 # --- Figs 2 and 5: pointwise estimation on the sphere -------------------------------------------------------------
@@ -87,7 +88,7 @@ def pointwise_errors(
     shapes: Mapping[str, tuple[int, int]],
     draws: int,
     *,
-    progress: Callable | None = None,
+    progress: bool = False,
 ) -> dict[str, np.ndarray]:
     """HRF Figs 2/5 at one radius: ``draws`` independent estimates of SM(x, y) for x, y ∈ ℝ² at each angle of
     ``thetas`` with ‖x‖ = ‖y‖ = r (exact in distribution for any d with iid projections, ``simulation`` docstring).
@@ -97,7 +98,7 @@ def pointwise_errors(
       thetas: (T,) angles.
       make, shapes: the estimator factory and matrix shapes (:class:`SphereMethod`).
       draws: estimates per angle.
-      progress: optional wrapper of the angle sequence (e.g. ``tqdm``).
+      progress: show a bar over the angles.
     Returns:
       each (T,): ``q05``, ``q95`` (5th and 95th percentiles of the estimates), ``rel_err`` (empirical relative error
       √mean(ŜM − SM)² / SM) and ``se_rel`` (its standard error by the delta method, std(err²)/√R / (2√MSE·SM)).
@@ -106,7 +107,7 @@ def pointwise_errors(
     r = _checks.positive_float("r", r)
     draws = _checks.positive_int("draws", draws)
     rows = {"q05": [], "q95": [], "rel_err": [], "se_rel": []}
-    for ti, theta in enumerate(thetas if progress is None else progress(thetas)):
+    for ti, theta in enumerate(bar(thetas, f"Figs 2/5, r = {r:g}", progress, leave=False)):
         x, y = kernels.pair_at_angle(theta, r)
         est = simulation.pointwise_estimates(key_for(ti), x, y, make, shapes, draws)
         sm = np.exp(x @ y)
@@ -193,7 +194,7 @@ def uci_mse_study(
     m: int,
     n: int,
     chunk: int = 250,
-    progress: Callable | None = None,
+    progress: bool = False,
 ) -> dict:
     """HRF Table 1 on one data set: MSE of every :func:`uci_methods` estimator on random pairs of rows of Z.
 
@@ -204,6 +205,7 @@ def uci_mse_study(
 
     Args:
       Z: (N, d) points (the notebook's are z-scored and on the unit sphere).
+      progress: show a bar over the repetitions.
     Returns:
       ``mse``: name → (mean, std) over repetitions ×10³; ``closed_form``: name → mean over repetitions ×10³ (rows
       ``"iid trig"``, ``"iid FAVOR+"``, ``"HRF-iid (m, n)"``, ``"HRF-iid (m*, n), projection-FLOP match"``);
@@ -217,7 +219,7 @@ def uci_mse_study(
     m_alt = projection_flop_matched_m(M, n, Z.shape[1])
     alt_name = f"HRF-iid (m*, {n}), projection-FLOP match"
     closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({m}, {n})": [], alt_name: []}
-    for rep in range(reps) if progress is None else progress(range(reps)):
+    for rep in bar(range(reps), f"Table 1, {Z.shape[0]} points in d = {Z.shape[1]}", progress):
         rng = pair_rng(rep)
         i = rng.integers(0, Z.shape[0], size=n_pairs)
         j = (i + rng.integers(1, Z.shape[0], size=n_pairs)) % Z.shape[0]  # j ≠ i; fixed count: one compile
@@ -253,7 +255,7 @@ def hrfc_mse_study(
     trials: int,
     n_eval: int,
     kmeans_seed: int,
-    progress: Callable | None = None,
+    progress: bool = False,
 ) -> dict[str, np.ndarray]:
     """HRF Fig 6 / Table 3 on one clustered data set: empirical MSE of the :data:`CLUSTER_METHODS` per m and trial.
 
@@ -266,7 +268,7 @@ def hrfc_mse_study(
 
     Args:
       X_all: (N_x, d) queries; Y_all: (N_y, d) keys.
-      ms: the feature counts m.
+      ms: the feature counts m. progress: show a bar over the m.
     Returns:
       name → (len(ms), trials) MSEs.
     """
@@ -291,7 +293,7 @@ def hrfc_mse_study(
     Y = Y_all[eval_rng.choice(Y_all.shape[0], n_eval, replace=False)]
     exact = np.exp(X @ Y.T)
     res = {name: np.zeros((len(ms), trials)) for name in CLUSTER_METHODS}
-    for mi, m in enumerate(ms if progress is None else progress(ms)):
+    for mi, m in enumerate(bar(ms, f"Fig 6, d = {X.shape[1]}, m", progress)):
         for t in range(trials):
             k = jax.random.split(draw_key(m, t), 3)
             Ws = jax.random.normal(k[0], (2, 2, m, X.shape[1]))

@@ -18,6 +18,7 @@ import numpy as np
 
 from rflib import _checks, kama, kernels, projections
 from rflib.experiments import simulation
+from rflib.experiments.progress_bars import bar
 from rflib.features import png
 from rflib.moments import png as png_moments
 
@@ -37,14 +38,6 @@ def _methods(methods) -> tuple[str, ...]:
     if not methods:
         raise ValueError("methods must name at least one law")
     return tuple(_checks.one_of("methods", m, png.LAWS) for m in methods)
-
-
-def _progress(iterable, desc: str, progress: bool):
-    if not progress:
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, desc=desc)
 
 
 # --- §2, §4: counted cost ------------------------------------------------------------------------------------------
@@ -113,7 +106,7 @@ def theorem1_angular_ratios(
     draws = _checks.positive_int("draws", draws)
     methods = _methods(methods)
     ratio_sim = {}
-    for d in _progress(dims, "Theorem 1, angular", progress):
+    for d in bar(dims, "Theorem 1, angular", progress):
         sampled = {m: projections.sample(png.LAWS[m], key(d, m), d, d, draws=draws) for m in methods}
         for theta in thetas:
             x, y = kernels.pair_at_angle(theta, d=d)
@@ -197,7 +190,7 @@ def orthogonal_pair_covariances(
     dims = _dims("dims", dims)
     n_pairs = _checks.positive_int("n_pairs", n_pairs)
     out = {}
-    for d in _progress(dims, "He₂ covariance" if name == "he2" else f"{name} covariance", progress):
+    for d in bar(dims, "He₂ covariance" if name == "he2" else f"{name} covariance", progress):
         x, y = kernels.pair_at_angle(theta, d=d)
         cov, se = png_moments.orthogonal_pair_covariance(name, key(d), x, y, n_pairs)
         out[d] = (cov, se, png_moments.gain_law(name, x, y).h_norm_sq)
@@ -256,7 +249,7 @@ def kama_k_sweep(d: int, theta: float, cs, draws: int, key: Callable, dense_rng,
     orn_W = projections.sample("orthogonal", key("orn"), d, d, draws=draws)
     orn_ref = simulation.error_summary(png.estimates("sgn", orn_W, x_axis, y_axis), K)
     sweep = {}
-    for c in _progress(cs, "k sweep", progress):
+    for c in bar(cs, "k sweep", progress):
         k = max(1, round(c * d * math.log(d)))
         W = projections.sample("givens", key("kama", k), d, d, draws=draws, rotations=k)
         sweep[c] = {
@@ -305,7 +298,7 @@ def pointwise_mse_by_blocks(
         i = rng.choice(n, size=pairs)
         j = (i + rng.integers(1, n, size=pairs)) % n
         K_pairs = np.array([png_moments.kernel("sgn", X[a], X[b]) for a, b in zip(i, j, strict=True)])
-        for b in _progress(blocks, f"Fig 1, {name}", progress):
+        for b in bar(blocks, f"Fig 1, {name}", progress):
             for method in png.LAWS:
                 W = projections.sample(png.LAWS[method], key(name, b, method), b * d, d, draws=draws)
                 est = np.asarray(png.pair_estimates("sgn", W, X[i], X[j]))
@@ -330,7 +323,7 @@ def gram_error_by_blocks(
     points = _checks.positive_int("points", points)
     draws = _checks.positive_int("draws", draws)
     out = {}
-    for name, X in _progress(datasets.items(), "Fig 2 datasets", progress):
+    for name, X in bar(datasets.items(), "Fig 2 datasets", progress):
         X = X[point_rng(name).permutation(len(X))[:points]]
         n, d = X.shape
         K_exact = png_moments.gram("sgn", X)

@@ -19,6 +19,7 @@ import numpy as np
 
 from rflib import _checks, projections
 from rflib.experiments import datasets
+from rflib.experiments.progress_bars import bar
 from rflib.features import dense_exp
 from rflib.features.dense_exp import DERF
 
@@ -178,22 +179,21 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
 
 
 def accuracy_sweep(
-    names, splits: int, split_rng, draw_key, *, sigmas, Ms, seeds: int, methods, progress: bool = True
+    names, splits: int, split_rng, draw_key, *, sigmas, Ms, seeds: int, methods, progress: bool = False
 ) -> dict:
     """:func:`split_accuracies` for every dataset of ``names`` (loaded by
     :func:`rflib.experiments.datasets.classification_set`) and split index < ``splits``: split ``s`` of dataset
-    ``name`` uses ``split_rng(name, s)`` and ``draw_key(name, s, σ index, M)``.
+    ``name`` uses ``split_rng(name, s)`` and ``draw_key(name, s, σ index, M)``. ``progress``: a bar over each
+    dataset's splits.
 
     Returns:
       (name, split) → that split's :func:`split_accuracies` dict.
     """
-    from tqdm.auto import tqdm
-
     splits = _checks.positive_int("splits", splits)
     results = {}
     for name in names:
         X, y = datasets.classification_set(name)
-        for split in tqdm(range(splits), desc=name, disable=not progress):
+        for split in bar(range(splits), name, progress):
             results[name, split] = split_accuracies(
                 X,
                 y,

@@ -19,6 +19,7 @@ import numpy as np
 import optax
 
 from rflib import _checks
+from rflib.experiments.progress_bars import bar
 from rflib.features import classic, hybrid
 
 
@@ -112,12 +113,12 @@ def train_lstm(
     learning_rate: float = 3e-3,
     clip: float = 5.0,
     dtype=jnp.float32,
-    progress=None,
+    progress: bool = False,
 ) -> tuple[LSTMParams, list[float]]:
     """Train the LSTM LM for ``steps`` truncated-BPTT steps (wrapping around the stream).
 
-    Returns the parameters and the training loss (nats per token) of every step. ``progress``: an optional
-    callable wrapping the step range (e.g. ``tqdm``).
+    Returns the parameters and the training loss (nats per token) of every step. ``progress``: show a bar over the
+    steps.
     """
     data = batchify(train_ids, batch)
     params = init_lstm(key, vocab_size, hidden, n_layers, dtype=dtype)
@@ -132,8 +133,7 @@ def train_lstm(
 
     state = zero_state(params, batch)
     losses, pos = [], 0
-    step_range = range(steps) if progress is None else progress(range(steps))
-    for _ in step_range:
+    for _ in bar(range(steps), "training the LSTM", progress):
         if pos + bptt + 1 > data.shape[1]:
             pos, state = 0, zero_state(params, batch)
         inputs = jnp.asarray(data[:, pos : pos + bptt])
@@ -232,7 +232,7 @@ def softmax_metrics_study(
     sizes,
     n_lambda: int,
     methods=SOFTMAX_ESTIMATORS,
-    progress=None,
+    progress: bool = False,
 ) -> dict[tuple[str, int], dict[str, tuple[float, float]]]:
     """HRF Fig 3 / Table 4: how well each estimator's p̂ reproduces the softmax distribution p = softmax(Q Kᵀ).
 
@@ -242,7 +242,7 @@ def softmax_metrics_study(
 
     Args:
       Q: (n, d) queries; K: (V, d) keys (float64 numpy).
-      seeds: number of independent draws; sizes: the feature counts M; progress: optional wrapper of the seeds.
+      seeds: number of independent draws; sizes: the feature counts M; progress: show a bar over the seeds.
     Returns:
       (method, M) → metric name → (mean, std) over seeds of the query-averaged W₁, KS and negative fraction.
     """
@@ -259,7 +259,7 @@ def softmax_metrics_study(
     p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
     r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
     rows = {(method, M): [] for method in methods for M in sizes}
-    for si in range(seeds) if progress is None else progress(range(seeds)):
+    for si in bar(range(seeds), "Table 4, seeds", progress):
         for M in sizes:
             for method in methods:
                 key = key_for(si, M, method)

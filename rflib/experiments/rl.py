@@ -24,6 +24,7 @@ import optax
 
 from rflib import _checks
 from rflib.experiments import policies
+from rflib.experiments.progress_bars import bar
 
 
 @dataclass(frozen=True)
@@ -163,12 +164,12 @@ def train_ppo(
     total_steps: int,
     seed: int = 0,
     config: PPOConfig = PPOConfig(),
-    progress: bool = True,
+    *,
+    progress: bool = False,
 ) -> dict:
     """Train one policy with PPO.  Returns {"steps": (I,), "return": (I,) mean return of the episodes finished in
-    each iteration (NaN if none), "episodes": [(step, return), …], "parameters": trainable policy numbers}."""
-    from tqdm.auto import tqdm
-
+    each iteration (NaN if none), "episodes": [(step, return), …], "parameters": trainable policy numbers}.
+    ``progress``: show a bar over the PPO iterations."""
     total_steps = _checks.positive_int("total_steps", total_steps)
     env = make_env(env_name)
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
@@ -185,7 +186,7 @@ def train_ppo(
     obs, _ = env.reset(seed=seed)
     episode_return, episodes, curve_steps, curve_returns = 0.0, [], [], []
     T = config.steps_per_iteration
-    for it in tqdm(range(iterations), desc=f"PPO {architecture} on {env_name}", disable=not progress):
+    for it in bar(range(iterations), f"PPO {architecture} on {env_name}", progress):
         mean_fn, std = _numpy_policy(params["policy"], structure)
         raw_obs = np.zeros((T, obs_dim))
         acts, logps, rewards, dones = np.zeros((T, act_dim)), np.zeros(T), np.zeros(T), np.zeros(T)
@@ -251,13 +252,19 @@ def _seed_for(seed_for):
 
 
 def train_runs(
-    tasks: dict, seed_for, *, architectures=policies.ARCHITECTURES, config: PPOConfig = PPOConfig(), progress=False
+    tasks: dict,
+    seed_for,
+    *,
+    architectures=policies.ARCHITECTURES,
+    config: PPOConfig = PPOConfig(),
+    progress: bool = False,
 ) -> dict:
     """Fig 3: one PPO run from scratch (:func:`train_ppo`) per (task, architecture, seed index).
 
     tasks: {env name: (environment steps per run, number of seeds)}; seed_for: ``seed_for(env, s)`` → the integer seed
     of run s on env (the same for every architecture, so they see the same environment seeds).
-    Returns {(env, architecture, s): train_ppo's result}.
+    Returns {(env, architecture, s): train_ppo's result}. ``progress``: a bar over the seeds of each (task,
+    architecture).
     """
     seed_for = _seed_for(seed_for)
     for a in architectures:
@@ -266,12 +273,7 @@ def train_runs(
     for env, (steps, n_seeds) in tasks.items():
         _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
         for architecture in architectures:
-            seeds = range(n_seeds)
-            if progress:
-                from tqdm.auto import tqdm
-
-                seeds = tqdm(seeds, desc=f"{env}, {architecture}")
-            for s in seeds:
+            for s in bar(range(n_seeds), f"{env}, {architecture}", progress):
                 runs[env, architecture, s] = train_ppo(
                     env, architecture, steps, seed=seed_for(env, s), config=config, progress=False
                 )
@@ -279,19 +281,16 @@ def train_runs(
 
 
 def rotation_ablation(
-    env: str, steps: int, n_seeds: int, rotations, seed_for, *, config: PPOConfig = PPOConfig(), progress=False
+    env: str, steps: int, n_seeds: int, rotations, seed_for, *, config: PPOConfig = PPOConfig(), progress: bool = False
 ) -> dict:
     """Fig 5: PPO runs of KAMA policies with K rotations per matrix (``config`` with ``rotations=K``), for every K of
-    ``rotations`` and seeds ``seed_for(s)``, s < n_seeds.  Returns {K: [train_ppo's result per seed]}."""
+    ``rotations`` and seeds ``seed_for(s)``, s < n_seeds.  Returns {K: [train_ppo's result per seed]}. ``progress``: a
+    bar over the K."""
     seed_for = _seed_for(seed_for)
     n_seeds = _checks.positive_int("n_seeds", n_seeds)
     rotations = [_checks.positive_int("rotations", K) for K in rotations]
-    if progress:
-        from tqdm.auto import tqdm
-
-        rotations = tqdm(rotations, desc=f"K ablation on {env}")
     ablation = {}
-    for K in rotations:
+    for K in bar(rotations, f"K ablation on {env}", progress):
         config_k = replace(config, rotations=K)
         ablation[K] = [
             train_ppo(env, "kama", steps, seed=seed_for(s), config=config_k, progress=False) for s in range(n_seeds)

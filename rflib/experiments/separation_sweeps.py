@@ -13,10 +13,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from rflib import _checks
 from rflib import separation as sp
+from rflib.experiments.progress_bars import bar
 
 # The parameters a §7 panel may sweep, per case (m is the readout count, the rest are success_probability's params).
 SWEEPABLE = {"self": ("n", "d", "m", "a0", "a1", "b", "c"), "cross": ("n", "d", "m", "a0", "a1")}
@@ -56,11 +56,14 @@ def success_sweep(
     sigmas_for: Callable[[int], np.ndarray],
     trials: int,
     rng: np.random.Generator,
+    *,
+    progress: bool = False,
 ) -> dict[tuple[str, object], tuple[float, float]]:
     """Figs 4, 5, 7 (§7): for every panel ``name`` of ``grid`` and every swept value, the exact P(E_success)
     (:func:`rflib.separation.success_probability` with the sign vectors ``sigmas_for(d)``, (N, d)) and the rate
     of ``trials`` simulated networks (:func:`rflib.separation.simulate_success`, drawing from ``rng`` point after
     point in grid order). Points as in :func:`sweep_point`. Returns {(name, value): (exact, simulated)}.
+    ``progress``: a bar over each panel's values.
     """
     _checks.one_of("case", case, tuple(SWEEPABLE))
     trials = _checks.positive_int("trials", trials)
@@ -68,7 +71,7 @@ def success_sweep(
         _checks.one_of("grid name", name, SWEEPABLE[case])
     res = {}
     for name, values in grid.items():
-        for value in tqdm(values, desc=f"{case} {name}", leave=False):
+        for value in bar(values, f"{case} {name}", progress, leave=False):
             p, m = sweep_point(case, base, name, value)
             exact = sp.success_probability(case, m, sigmas_for(p["d"]), **p)
             sim = sp.simulate_success(case, m, trials, rng, **p)
@@ -108,29 +111,37 @@ def sweep_panel(res: Mapping[tuple[str, object], tuple[float, float]], name: str
 
 
 def toy_success_rates(
-    points: Sequence[tuple[int, int]], trials: int, rng: np.random.Generator, *, desc: str | None = None
+    points: Sequence[tuple[int, int]],
+    trials: int,
+    rng: np.random.Generator,
+    *,
+    desc: str | None = None,
+    progress: bool = False,
 ) -> tuple[list[float], list[float]]:
     """Fig 3 (§7.1): the toy softmax-regression model's simulated success rate at each (n, m) of ``points``
     (:func:`rflib.separation.simulate_toy_success`, τ = 0.5, ``trials`` models per point, drawing from ``rng`` in
     order) and the exact rate 1 − 2^(−m) (only F_exp(D1) can fail at these n). Returns (simulated, predicted), (P,)
-    each."""
+    each. ``progress``: a bar over the points, labelled ``desc``."""
     trials = _checks.positive_int("trials", trials)
-    simulated = [sp.simulate_toy_success(n, m, trials, rng) for n, m in tqdm(points, desc=desc)]
+    simulated = [
+        sp.simulate_toy_success(n, m, trials, rng) for n, m in bar(points, desc or "Fig 3, toy model", progress)
+    ]
     predicted = [1 - 2.0**-m for _, m in points]
     return simulated, predicted
 
 
 def class_gaps(
-    ns: Sequence[int], d: int, a0: float, a1: float, b: float, c: float
+    ns: Sequence[int], d: int, a0: float, a1: float, b: float, c: float, *, progress: bool = False
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Notes §3.8-5: per n of ``ns``, max |c(D1) − c(D0)| / √log n over rows and coordinates of the self-attention
     outputs (X = 1_{d×d}, V = I, spike row j3 = 0 in both classes), for softmax ("exp") and linear ("lin")
     attention, and the least-squares slope of log gap against log n per kind (−1 for Θ(1/n), 0 for Θ(1)).
-    Closed form: :func:`rflib.separation.self_class_gap`. Returns ({kind: (len(ns),) list}, {kind: slope})."""
+    Closed form: :func:`rflib.separation.self_class_gap`. Returns ({kind: (len(ns),) list}, {kind: slope}).
+    ``progress``: a bar over the n."""
     d = _checks.positive_int("d", d)
     ns = [_checks.integer("ns", n, low=2) for n in ns]  # √log n normalises: n = 1 would divide by 0
     gaps = {kind: [] for kind in sp.KINDS}
-    for n in tqdm(ns, desc="class gap vs n"):
+    for n in bar(ns, "class gap vs n", progress):
         s = math.sqrt(math.log(n))
         o1 = sp.self_outputs(n, d, a1, b, c, 0, "ones")
         o0 = sp.self_outputs(n, d, a0, b, c, 0, "ones")
@@ -181,12 +192,14 @@ def success_phase_diagram(
     sigmas_for: Callable[[int], np.ndarray],
     *,
     desc: str | None = None,
+    progress: bool = False,
     **fixed,
 ) -> np.ndarray:
     """Notes G4: the exact P(E_success) (:func:`rflib.separation.success_probability`) over a grid of two
     parameters. ``rows`` and ``cols`` are (name, values) pairs; a name is "m" (the readout count) or one of the
     case's parameters, and ``fixed`` holds the others (m among them if it is not an axis). Sign vectors:
-    ``sigmas_for(d)``, (N, d). Returns (len(row values), len(col values))."""
+    ``sigmas_for(d)``, (N, d). Returns (len(row values), len(col values)). ``progress``: a bar over the rows,
+    labelled ``desc``."""
     _checks.one_of("case", case, tuple(SWEEPABLE))
     (row_name, row_values), (col_name, col_values) = rows, cols
     for label, name in (("rows", row_name), ("cols", col_name)):
@@ -197,7 +210,7 @@ def success_phase_diagram(
     if missing:
         raise ValueError(f"fixed needs {sorted(missing)} (not swept by rows or cols)")
     grid = []
-    for r in tqdm(row_values, desc=desc):
+    for r in bar(row_values, desc or f"phase diagram, {row_name}", progress):
         line = []
         for value in col_values:
             p = {**fixed, row_name: r, col_name: value}

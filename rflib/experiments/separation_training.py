@@ -18,9 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from tqdm.auto import tqdm
 
 from rflib import _checks, separation
+from rflib.experiments.progress_bars import bar
 
 
 def noisy_self_data(rng: np.random.Generator, n: int, d: int, size: int, noise: float):
@@ -99,14 +99,15 @@ def accuracy(params, A, labels, kind: str) -> float:
 
 
 def accuracy_sweep(
-    ns, d: int, size: int, noise: float, seeds: int, steps: int, data_rng, init_key
+    ns, d: int, size: int, noise: float, seeds: int, steps: int, data_rng, init_key, *, progress: bool = False
 ) -> dict[tuple[str, int], list[float]]:
     """Test accuracy of both attention types trained end to end, per sequence length (notes §5, study 5).
 
     For each n of ``ns``: one generator ``data_rng(n)`` draws a training set and then a test set of ``size``
     samples each (:func:`noisy_self_data`, A: (size, n, d)); then, per kind ("exp", "lin") and per seed
     0 … ``seeds`` − 1, :func:`train` for ``steps`` full-batch Adam steps from ``init_key(seed)`` and
-    :func:`accuracy` on the test set. Returns {(kind, n): [accuracy per seed]}.
+    :func:`accuracy` on the test set. Returns {(kind, n): [accuracy per seed]}. ``progress``: a bar over
+    the seeds of each (kind, n).
     """
     d, size, seeds = (_checks.positive_int(k, v) for k, v in (("d", d), ("size", size), ("seeds", seeds)))
     steps = _checks.positive_int("steps", steps)
@@ -120,7 +121,7 @@ def accuracy_sweep(
         A_test, y_test = noisy_self_data(rng, n, d, size, noise)
         for kind in separation.KINDS:
             accs = []
-            for sd in tqdm(range(seeds), desc=f"train {kind}, n = {n}", leave=False):
+            for sd in bar(range(seeds), f"train {kind}, n = {n}", progress, leave=False):
                 params, _ = train(init_key(sd), A_train, y_train, kind, steps=steps)
                 accs.append(accuracy(params, A_test, y_test, kind))
             accuracies[kind, n] = accs

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks, attention, kernels, moments, projections, quadrature, sphere
+from rflib.experiments.progress_bars import bar
 from rflib.features import hybrid, png
 
 Sampler = Callable[[jax.Array, int, int], jax.Array]
@@ -158,10 +159,6 @@ def gram_errors(name: str, W, X, K) -> np.ndarray:
 # --- Monte Carlo of MSEs at fixed pairs (Performer Lemma 2, HRF Lemma 2.2, Fig 1, Theorem 3.1) ----------------------
 
 
-def _progress(iterable, progress):
-    return iterable if progress is None else progress(iterable)
-
-
 def mse_and_standard_error(estimates, target) -> tuple[float, float]:
     """Empirical MSE of R independent estimates around the exact ``target`` and its standard error.
 
@@ -194,7 +191,7 @@ def count_within_band(empirical, closed, sigma, *, n_sigma: float = 5.0, floor: 
 
 
 def single_feature_mse(
-    key_for, feature_maps, log_mses, thetas, d: int, draws: int, *, n_points: int = 120, progress=None
+    key_for, feature_maps, log_mses, thetas, d: int, draws: int, *, n_points: int = 120, progress: bool = False
 ) -> dict[str, list[tuple[float, float, float]]]:
     """Lemma 2.2 of HRF (Performer Lemma 2) by seeded Monte Carlo, one feature at a time.
 
@@ -209,7 +206,7 @@ def single_feature_mse(
       thetas: (k,) angles.
       d, draws: dimension and number of single-feature draws per angle.
       n_points: Gauss–Hermite points per axis of the exact fourth moment.
-      progress: optional callable wrapping the angles (e.g. ``tqdm``).
+      progress: show a bar over the angles.
 
     Returns:
       name → one (empirical MSE, closed-form MSE with m = 1, σ) per angle, σ = √((E(e − SM)⁴ − MSE²)/draws) the
@@ -225,7 +222,7 @@ def single_feature_mse(
             f"feature_maps and log_mses must name the same maps, got {sorted(feature_maps)} and {sorted(log_mses)}"
         )
     mc = {name: [] for name in feature_maps}
-    for i, theta in enumerate(_progress(thetas, progress)):
+    for i, theta in enumerate(bar(thetas, "Lemma 2.2 Monte Carlo, angles", progress)):
         x, y = kernels.pair_at_angle([theta], d=d)
         W = np.asarray(projections.gaussian(key_for(i), draws, d))
         for name, fmap in feature_maps.items():
@@ -273,7 +270,7 @@ def qr_sign_bias(key, n_rows: int, d: int) -> dict[str, tuple[float, float]]:
 
 
 def orthogonal_over_iid_mse(
-    key_for, feature_map, log_mse, x, y, ms, redraws: int, *, progress=None
+    key_for, feature_map, log_mse, x, y, ms, redraws: int, *, progress: bool = False
 ) -> list[tuple[float, float]]:
     """MSE of m orthogonal random features (ORF, Performer §2.4) over the closed-form iid MSE, for each m.
 
@@ -285,7 +282,7 @@ def orthogonal_over_iid_mse(
     Args:
       key_for: m → JAX key.
       feature_map: ``feature_map(W, X)``; log_mse: its iid closed form ``log_mse(x, y, m)`` (rflib.moments.classic).
-      x, y: (d,) the pair. ms: the numbers of features m. redraws: ORF matrices per m.
+      x, y: (d,) the pair. ms: the numbers of features m. redraws: ORF matrices per m. progress: a bar over the m.
     Returns:
       one (MSE(ORF)/MSE(iid), 2 standard errors of that ratio) per m. Performer Thm 2: < 1 for m ≤ d.
     """
@@ -299,7 +296,7 @@ def orthogonal_over_iid_mse(
     d = x.shape[0]
     sm = float(np.exp(x @ y))
     out = []
-    for m in _progress(ms, progress):
+    for m in bar(ms, "ORF vs iid MSE, m", progress):
         rows_per_draw = -(-m // d) * d
         W_all = projections.orthogonal(key_for(m), redraws * rows_per_draw, d)
         W_all = np.asarray(W_all).reshape(redraws, rows_per_draw, d)[:, :m].reshape(-1, d)
@@ -310,7 +307,9 @@ def orthogonal_over_iid_mse(
     return out
 
 
-def attention_errors(key_for, Q, K, V, estimators, feature_dims, seeds: int, *, progress=None) -> dict[str, np.ndarray]:
+def attention_errors(
+    key_for, Q, K, V, estimators, feature_dims, seeds: int, *, progress: bool = False
+) -> dict[str, np.ndarray]:
     """Relative error ‖Âtt − Att‖_F / ‖Att‖_F of linear attention with random features (Performer §2.1–2.4).
 
     Args:
@@ -319,7 +318,7 @@ def attention_errors(key_for, Q, K, V, estimators, feature_dims, seeds: int, *, 
       estimators: name → (feature map ``fmap(W, X)``, sampler ``sampler(key, rows, d)``, feature columns per
         projection): at feature dimension F the sampler draws F // columns rows.
       feature_dims: the feature dimensions F. seeds: independent draws per F.
-      progress: optional callable wrapping the seeds (e.g. ``tqdm``).
+      progress: show a bar over the seeds.
     Returns:
       name → (len(feature_dims), seeds) relative errors.
     """
@@ -334,7 +333,7 @@ def attention_errors(key_for, Q, K, V, estimators, feature_dims, seeds: int, *, 
     exact_att = attention.softmax_attention(Q, K, V)
     exact_norm = jnp.linalg.norm(exact_att)
     errors = {name: np.zeros((len(feature_dims), seeds)) for name in estimators}
-    for s in _progress(range(seeds), progress):
+    for s in bar(range(seeds), "attention errors, seeds", progress):
         for j, F in enumerate(feature_dims):
             for name, (fmap, sampler, columns_per_projection) in estimators.items():
                 W = sampler(key_for(s, j), F // columns_per_projection, Q.shape[1])
@@ -344,7 +343,7 @@ def attention_errors(key_for, Q, K, V, estimators, feature_dims, seeds: int, *, 
 
 
 def mse_at_angles(
-    key_for, thetas, r: float, estimators, draws: int, *, progress=None
+    key_for, thetas, r: float, estimators, draws: int, *, progress: bool = False
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Monte Carlo MSE of estimators of SM(x, y) at the pairs ‖x‖ = ‖y‖ = r, angle θ_i, in ℝ² (HRF Fig 1).
 
@@ -355,7 +354,7 @@ def mse_at_angles(
       key_for: (i, name) → JAX key of angle i and estimator ``name``.
       thetas: (k,) angles. r: the common norm.
       estimators: name → (``make_estimator``, shapes) as taken by :func:`pointwise_estimates` (d = 2).
-      draws: independent estimates per angle.
+      draws: independent estimates per angle. progress: show a bar over the angles.
     Returns:
       name → (MSE, its standard error), each (k,) over the angles (:func:`mse_and_standard_error`).
     """
@@ -364,7 +363,7 @@ def mse_at_angles(
     r = _checks.real_number("r", r, low=0.0)
     draws = _checks.positive_int("draws", draws)
     rows = {name: [] for name in estimators}
-    for i, theta in enumerate(_progress(thetas, progress)):
+    for i, theta in enumerate(bar(thetas, f"Monte Carlo MSE at r = {r:g}, angles", progress)):
         x, y = kernels.pair_at_angle(theta, r)
         for name, (make, shapes) in estimators.items():
             est = pointwise_estimates(key_for(i, name), x, y, make, shapes, draws)

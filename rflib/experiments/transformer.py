@@ -24,6 +24,7 @@ import numpy as np
 import optax
 
 from rflib import _checks, attention, projections
+from rflib.experiments.progress_bars import bar
 from rflib.features import dense_exp
 from rflib.moments import dense_exp as dense_exp_moments
 
@@ -212,15 +213,13 @@ def train(
     batch: int = 128,
     learning_rate: float = 1e-3,
     key,
-    progress: bool = True,
+    progress: bool = False,
 ) -> tuple[dict, np.ndarray]:
     """Adam on the cross-entropy; mini-batches drawn without replacement per epoch from ``key``.
 
     Random-feature attention redraws ω every step (from ``key``). Returns the trained parameters and the per-step
-    training losses. Deterministic given the key.
+    training losses. Deterministic given the key. ``progress``: show a bar over the steps.
     """
-    from tqdm.auto import tqdm
-
     _check_attention(kind, features)
     steps = _checks.positive_int("steps", steps)
     images = np.asarray(images, np.float32)
@@ -235,7 +234,7 @@ def train(
     per_epoch = len(images) // batch
     losses = []
     order = None
-    for t in tqdm(range(steps), desc=f"train {kind}" + (f" M={features}" if features else ""), disable=not progress):
+    for t in bar(range(steps), f"train {kind}" + (f" M={features}" if features else ""), progress):
         if t % per_epoch == 0:
             order = np.asarray(jax.random.permutation(jax.random.fold_in(order_key, t // per_epoch), len(images)))
         idx = order[(t % per_epoch) * batch : (t % per_epoch + 1) * batch]
@@ -247,7 +246,7 @@ def train(
 # --- the FAVOR# §5.3 stand-in studies: approximation of learned attention, kernel variance, warm start ----------
 
 
-def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *, progress: bool = True):
+def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *, progress: bool = False):
     """How well random-feature attention approximates a trained model's softmax attention (FAVOR# §5.3 stand-in).
 
     For every layer's captured (q, k, ·) of shape (B, heads, tokens, d_h) (:func:`queries_keys_values`), scaled by
@@ -256,11 +255,11 @@ def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *
     ½Σ_j|Â_ij − A_ij| over rows, heads and images. For each M and draw < ``draws`` one sign-fixed orthogonal
     (M, d_h) matrix from ``key_for(layer, M, draw)`` (``projections.orthogonal``) serves every kind.
 
+    ``progress``: show a bar over the M of each layer.
+
     Returns:
       (mean, standard error) dicts, (kind, M) → float over the layers × draws values.
     """
-    from tqdm.auto import tqdm
-
     draws = _checks.positive_int("draws", draws)
     for kind in kinds:
         _checks.one_of("kinds", kind, dense_exp.METHODS)
@@ -273,7 +272,7 @@ def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *
         q, k = q * scale_qk, k * scale_qk
         values = np.broadcast_to(identity, q.shape[:2] + identity.shape)
         exact = np.asarray(attention.softmax_attention(q, k, values))
-        for M in tqdm(Ms, desc=f"layer {layer + 1}", disable=not progress):
+        for M in bar(Ms, f"layer {layer + 1}", progress):
             for draw in range(draws):
                 W = projections.orthogonal(key_for(layer, M, draw), M, cfg.head_dim)
                 for kind in kinds:
@@ -333,7 +332,7 @@ def warm_start_finetuning(
     learning_rate: float,
     key_for,
     eval_keys,
-    progress: bool = True,
+    progress: bool = False,
 ) -> dict:
     """The GLUE protocol of FAVOR# Table 1 in miniature: every model starts from the trained softmax model ``base``,
     swaps in its attention and is fine-tuned by :func:`train` for the same ``steps`` (ω redrawn every step).
@@ -344,12 +343,11 @@ def warm_start_finetuning(
 
     Args:
       train_data, test_data: (images, labels) pairs.
+      progress: show a bar over the kinds for each M.
     Returns:
       ``{("softmax", None): {"zero_shot", "fine_tuned"}, (kind, M): {"zero_shot", "fine_tuned", "draw_sd"}}``,
       accuracies in [0, 1]; draw_sd is the larger standard deviation over evaluation draws of the two.
     """
-    from tqdm.auto import tqdm
-
     for kind in kinds:
         _checks.one_of("kinds", kind, dense_exp.METHODS)
     for M in Ms:
@@ -367,7 +365,7 @@ def warm_start_finetuning(
         }
     }
     for M in Ms:
-        for kind in tqdm(kinds, desc=f"swap + fine-tune, M = {M}", disable=not progress):
+        for kind in bar(kinds, f"swap + fine-tune, M = {M}", progress):
             tuned, _ = train(base, X_train, y_train, kind=kind, features=M, key=key_for(M), **run)
             (zero_shot, zero_sd), (fine_tuned, fine_sd) = (
                 accuracy_over_draws(base, X_test, y_test, cfg, kind, M, eval_keys),
