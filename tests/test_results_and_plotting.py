@@ -94,3 +94,43 @@ def test_figure_problems_require_the_scale_in_a_caption():
     ax.set_xlabel("")
     assert plotting.figure_problems(fig) == ["panel 0 (error against n): no x label"]
     plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    "estimate, se, side, expected",
+    [
+        (-0.10, 0.03, {"below": 0.0}, "holds"),  # interval (−0.16, −0.04) below 0
+        (-0.029, 0.0267, {"below": 0.0}, "inconclusive"),  # (−0.082, 0.024) contains 0
+        (0.10, 0.03, {"below": 0.0}, "fails"),  # wholly above
+        (0.06, 0.03, {"below": 0.0}, "fails"),  # the threshold itself counts as the other side
+        (1.3, 0.1, {"above": 1.0}, "holds"),
+        (1.1, 0.1, {"above": 1.0}, "inconclusive"),
+        (0.7, 0.1, {"above": 1.0}, "fails"),
+        (0.5, 0.0, {"below": 1.0}, "holds"),  # an exact value decides by its side
+    ],
+)
+def test_decide_reads_the_two_standard_error_interval_against_the_threshold(estimate, se, side, expected):
+    assert results.decide(estimate, se, **side) == expected
+
+
+def test_decide_refuses_a_missing_or_double_side_and_non_finite_values():
+    with pytest.raises(ValueError, match="exactly one"):
+        results.decide(0.1, 0.1)
+    with pytest.raises(ValueError, match="exactly one"):
+        results.decide(0.1, 0.1, below=0, above=1)
+    with pytest.raises(ValueError, match="se"):
+        results.decide(0.1, float("nan"), below=0)
+    with pytest.raises(ValueError, match="se must be ≥ 0"):
+        results.decide(0.1, -1.0, below=0)
+    with pytest.raises(ValueError, match="estimate"):
+        results.decide(True, 0.1, below=0)
+
+
+def test_record_estimate_stores_estimate_se_and_the_criterion_it_was_decided_by(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    rec = results.Recorder("nb")
+    rec.record_estimate("gap", "A is below B", estimate=-0.029, se=0.0267, below=0.0, extra={"ratio": 0.971})
+    (claim,) = json.loads((tmp_path / "nb.json").read_text())["claims"]
+    assert claim["verdict"] == "inconclusive"
+    assert claim["ours"] == {"estimate": -0.029, "s.e.": 0.0267, "ratio": 0.971}
+    assert claim["criterion"] == results.criterion_text(below=0.0) and "estimate + 2 s.e. < 0" in claim["criterion"]

@@ -47,7 +47,7 @@ def compare_claims(old: dict, new: dict) -> list[dict]:
     spreads = {k: v for k, v in after.items() if SPREAD.search(k) and _number(v) is not None}
     for path in sorted(set(before) | set(after)):
         a, b = before.get(path), after.get(path)
-        if a == b or path in spreads:
+        if a == b or SPREAD.search(path):
             continue
         x, y = _number(a), _number(b)
         relative = abs(y - x) / abs(x) if x is not None and y is not None and x != 0 else None

@@ -37,6 +37,7 @@ import papermill
 
 from rflib._atomic import write_atomically
 from rflib.experiments.allocator import ALLOCATOR_ENV
+from rflib.notebook.results import VERDICTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -225,7 +226,7 @@ def interrupted_message(exc: KeyboardInterrupt, name: str, staging: Path, dirs: 
 def summary_line(report: dict) -> str:
     """One summary line: status, name, seconds and the count of each verdict among the run's claims."""
     verdicts = [c["verdict"] for c in report["claims"]]
-    counts = ", ".join(f"{v} {verdicts.count(v)}" for v in ("holds", "scaled", "fails", "info") if v in verdicts)
+    counts = ", ".join(f"{v} {verdicts.count(v)}" for v in VERDICTS if v in verdicts)
     status = "ok    " if report["ok"] else "FAILED"
     return f"  {status} {report['name']:<40} {report['seconds']:7.1f} s   claims: {counts or '-'}"
 

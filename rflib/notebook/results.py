@@ -21,7 +21,46 @@ import numpy as np
 
 from rflib._atomic import write_atomically
 
-VERDICTS = ("holds", "fails", "scaled", "info")
+VERDICTS = ("holds", "fails", "inconclusive", "scaled", "info")
+INTERVAL_Z = 2.0
+"""The project's statistical test: an estimate ± 2 standard errors (≈ 95 % for a normal sampling distribution)."""
+
+
+def decide(
+    estimate: float, se: float, *, below: float | None = None, above: float | None = None, z: float = INTERVAL_Z
+) -> str:
+    """The verdict on "the estimated quantity is below ``below``" (or above ``above``; give exactly one), decided by
+    the interval estimate ± z·se: **holds** when the whole interval lies on the claimed side of the threshold,
+    **fails** when it lies wholly on the other side (the threshold itself counts as the other side), and
+    **inconclusive** when the interval contains the threshold — the data cannot decide at this scale.
+
+    estimate, se: finite numbers, se ≥ 0 (a standard error over independent seeds or draws).
+    """
+    if (below is None) == (above is None):
+        raise ValueError("give exactly one of below= and above= (the side the claim says the quantity is on)")
+    for name, value in (("estimate", estimate), ("se", se), ("z", z)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    if se < 0 or z <= 0:
+        raise ValueError(f"se must be ≥ 0 and z > 0, got se = {se!r}, z = {z!r}")
+    sign, threshold = (1.0, below) if below is not None else (-1.0, above)
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not math.isfinite(threshold):
+        raise ValueError(f"{'below' if sign > 0 else 'above'} must be a finite real number, got {threshold!r}")
+    near, far = sign * estimate + z * se, sign * estimate - z * se  # the interval's ends, claimed side first
+    if near < sign * threshold:
+        return "holds"
+    if far >= sign * threshold:
+        return "fails"
+    return "inconclusive"
+
+
+def criterion_text(*, below: float | None = None, above: float | None = None, z: float = INTERVAL_Z) -> str:
+    """The test :func:`decide` applies, in words, for the report."""
+    side, threshold = ("<", below) if below is not None else (">", above)
+    return (
+        f"holds if estimate {'+' if side == '<' else '−'} {z:g} s.e. {side} {threshold:g}, fails if the whole "
+        f"± {z:g} s.e. interval is on the other side, else inconclusive"
+    )
 
 
 def cell(value) -> str:
@@ -95,8 +134,9 @@ class Recorder:
           claim_id: short stable identifier, unique within the notebook (e.g. ``"lemma_2_2_trig_mse"``).
           text: the claim in one sentence, as a reader would state it.
           ours: our measured value(s).
-          holds: True/False, or one of ``"holds"``, ``"fails"``, ``"scaled"`` (holds at a reduced scale),
-            ``"info"`` (a measurement with no verdict).
+          holds: True/False, or one of ``"holds"``, ``"fails"``, ``"inconclusive"`` (the data cannot decide: use
+            :meth:`record_estimate`, which decides it), ``"scaled"`` (holds at a reduced scale), ``"info"`` (a
+            measurement with no verdict).
           paper: the paper's value, if it states one.
           note: what was scaled down, or why we disagree.
         """
@@ -109,6 +149,29 @@ class Recorder:
         if note:
             entry["note"] = note
         self.claims.append(entry)
+        self._write()
+
+    def record_estimate(
+        self,
+        claim_id: str,
+        text: str,
+        *,
+        estimate: float,
+        se: float,
+        below: float | None = None,
+        above: float | None = None,
+        z: float = INTERVAL_Z,
+        paper=None,
+        extra: dict | None = None,
+        note: str = "",
+    ) -> None:
+        """Record a statistical claim decided by :func:`decide`: "the quantity is below ``below``" (or above
+        ``above``), from its ``estimate`` and standard error ``se``. The criterion is fixed by the call, not by the
+        value, and is stored with the claim; ``ours`` records the estimate, its s.e. and any ``extra`` values."""
+        verdict = decide(estimate, se, below=below, above=above, z=z)
+        ours = {"estimate": float(estimate), "s.e.": float(se), **(extra or {})}
+        self.record(claim_id, text, ours=ours, holds=verdict, paper=paper, note=note)
+        self.claims[-1]["criterion"] = criterion_text(below=below, above=above, z=z)
         self._write()
 
     def finish(self) -> None:
