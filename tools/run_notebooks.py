@@ -281,8 +281,8 @@ def main(argv=None) -> int:
     for r in reports:
         print(summary_line(r))
         for c in r["claims"]:
-            if c["verdict"] == "fails":
-                print(f"      fails: {c['id']}: {c['claim']}")
+            if c["verdict"] in ("fails", "inconclusive"):
+                print(f"      {c['verdict']}: {c['id']}: {c['claim']}")
     timings = {r["name"]: round(r["seconds"], 1) for r in reports}
     text = json.dumps(timings, indent=2) + "\n"
     write_atomically((args.out or ROOT / "build") / f"timings-{args.scale}.json", lambda path: path.write_text(text))
