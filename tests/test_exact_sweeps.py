@@ -56,6 +56,8 @@ def test_printed_bound_is_first_violated_at_r_4_128_for_n_1():
     assert math.isnan(exact_sweeps.printed_bound_crossing(radii[:10], exact[:10], 10, 1))  # r ≤ 2.8: bound holds
     with pytest.raises(ValueError, match="log_exact"):
         exact_sweeps.printed_bound_crossing(radii, exact[:3], 10, 1)
+    with pytest.raises(ValueError, match="radii must start where the bound still holds"):
+        exact_sweeps.printed_bound_crossing(radii[20:], exact[20:], 10, 1)  # r ≥ 5: no bracket below the crossing
 
 
 def test_theorem_3_5_limit_ratio_tends_to_one_as_theta_tends_to_zero():

@@ -78,9 +78,10 @@ def max_relative_errors(radii, m: int, ns, *, n_grid: int, progress: bool = Fals
 def printed_bound_crossing(radii, log_exact, m: int, n: int, *, n_grid: int = 20_001, xtol: float = 1e-6) -> float:
     """Smallest r where the angular hybrid's exact ε_{S(r)} exceeds Theorem 3.5's bound as printed (eq 27).
 
-    radii: (k,) increasing; log_exact: (k,) log ε_{S(r)} on them (:func:`max_relative_errors`). The first radius
-    above the bound and the one before it bracket a Brent root of log ε_{S(r)} − log bound(r), with ε recomputed on an
-    ``n_grid``-point grid. Returns NaN when no radius exceeds the bound (HRF notes: r* ≈ 4.128 for n = 1).
+    radii: (k,) increasing, the first below the crossing; log_exact: (k,) log ε_{S(r)} on them
+    (:func:`max_relative_errors`). The first radius above the bound and the one before it bracket a Brent root of
+    log ε_{S(r)} − log bound(r), with ε recomputed on an ``n_grid``-point grid. Returns NaN when no radius exceeds the
+    bound (r* ≈ 4.128 for n = 1).
     """
     radii = _checks.finite_numpy("radii", radii, 1)
     log_exact = _checks.finite_numpy("log_exact", log_exact, 1)
@@ -100,6 +101,10 @@ def printed_bound_crossing(radii, log_exact, m: int, n: int, *, n_grid: int = 20
     if above.size == 0:
         return float("nan")
     j = above[0]
+    if j == 0:
+        raise ValueError(
+            f"radii must start where the bound still holds: at r = {radii[0]:g} the exact ε already exceeds it"
+        )
     return float(optimize.brentq(gap, radii[j - 1], radii[j], xtol=xtol))
 
 

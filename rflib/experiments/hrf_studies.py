@@ -111,11 +111,11 @@ def pointwise_errors(
         x, y = kernels.pair_at_angle(theta, r)
         est = simulation.pointwise_estimates(key_for(ti), x, y, make, shapes, draws)
         sm = np.exp(x @ y)
-        sq = (est - sm) ** 2
+        mse, mse_se, _, _ = simulation.error_summary(est, sm)
         rows["q05"].append(np.quantile(est, 0.05))
         rows["q95"].append(np.quantile(est, 0.95))
-        rows["rel_err"].append(np.sqrt(sq.mean()) / sm)
-        rows["se_rel"].append(sq.std() / np.sqrt(sq.size) / (2 * np.sqrt(sq.mean()) * sm + 1e-300))
+        rows["rel_err"].append(np.sqrt(mse) / sm)
+        rows["se_rel"].append(mse_se / (2 * np.sqrt(mse) * sm + 1e-300))
     return {k: np.asarray(v) for k, v in rows.items()}
 
 

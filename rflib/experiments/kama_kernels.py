@@ -207,18 +207,10 @@ def parallel_input_mse(key, x, draws: int, methods=METHODS) -> dict:
     draws = _checks.positive_int("draws", draws)
     methods = _methods(methods)
     d = x.size
-    return {
-        m: float(
-            np.mean(
-                (
-                    np.asarray(png.estimates("sgn", projections.sample(png.LAWS[m], key, d, d, draws=draws), x, 2 * x))
-                    - 1
-                )
-                ** 2
-            )
-        )
-        for m in methods
+    estimates = {
+        m: png.estimates("sgn", projections.sample(png.LAWS[m], key, d, d, draws=draws), x, 2 * x) for m in methods
     }
+    return {m: float(simulation.error_summary(est, 1.0)[0]) for m, est in estimates.items()}
 
 
 # --- Theorem 2: how many rotations does KAMA need? ---------------------------------------------------------------

@@ -229,7 +229,7 @@ def single_feature_mse(
             estimates = quadrature.single_feature_estimates(fmap, W, x[0], y[0])
             closed = float(jnp.exp(log_mses[name](x[0], y[0], 1)))  # the claim under test
             exact = quadrature.estimator_moments(fmap, x[0], y[0], n_points=n_points)  # only for σ
-            empirical = np.mean((estimates - np.exp(x[0] @ y[0])) ** 2)
+            empirical = error_summary(estimates, np.exp(x[0] @ y[0]))[0]
             sigma = np.sqrt(max(exact["fourth"] - exact["mse"] ** 2, 0.0) / draws)
             mc[name].append((empirical, closed, sigma))
     return mc
@@ -301,9 +301,9 @@ def orthogonal_over_iid_mse(
         W_all = projections.orthogonal(key_for(m), redraws * rows_per_draw, d)
         W_all = np.asarray(W_all).reshape(redraws, rows_per_draw, d)[:, :m].reshape(-1, d)
         single = quadrature.single_feature_estimates(feature_map, W_all, x, y)
-        sq = (single.reshape(redraws, m).mean(axis=1) - sm) ** 2
+        mse, mse_se, _, _ = error_summary(single.reshape(redraws, m).mean(axis=1), sm)
         iid = float(jnp.exp(log_mse(x, y, m)))
-        out.append((sq.mean() / iid, 2 * sq.std() / np.sqrt(sq.size) / iid))
+        out.append((mse / iid, 2 * mse_se / iid))
     return out
 
 
