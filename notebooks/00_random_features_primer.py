@@ -45,6 +45,7 @@ from tqdm.auto import tqdm
 from rflib import features, kernels, moments, projections
 from rflib.experiments import datasets, exact_sweeps, families, identities, simulation
 from rflib.notebook import plotting
+from rflib.notebook.results import combine, decide, interval_z
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -146,12 +147,14 @@ rec.record(
     "Trig, positive and hyperbolic features are unbiased for SM (exact quadrature)",
     ours={"max_relative_bias": max_bias},
     holds=max_bias < 1e-10,
+    criterion="largest relative bias over the (θ, r) grid, by Gauss–Hermite quadrature, < 1e-10",
 )
 rec.record(
     "lemma_2_2_closed_form_vs_quadrature",
     "HRF Lemma 2.2 / Performer Lemma 2 MSE closed forms equal the exact second moment (r ≤ 1.5)",
     ours={"max_relative_deviation": max_mse_dev},
     holds=max_mse_dev < 1e-10,
+    criterion="largest relative gap between closed-form and quadrature second moments < 1e-10",
 )
 
 # %% [markdown]
@@ -172,6 +175,7 @@ rec.record(
     "Empirical MSE of seeded Monte Carlo agrees with the closed forms within 5σ (σ from the exact 4th moment)",
     ours={f"{name}_within_5sigma": f"{within[name]}/{len(theta_mc)}" for name in MAPS},
     holds=all(within[name] == len(theta_mc) for name in MAPS),
+    criterion="every angle's empirical MSE within 5σ of the closed form, for every estimator",
     note=f"r = 1, d = {S['d']}, {S['mc_draws']} single-feature draws per angle",
 )
 
@@ -248,6 +252,8 @@ rec.record(
         "monotone": monotone,
     },
     holds=trig_exact_at_0 and hyp_exact_at_pi and monotone and abs(theta_star - np.pi / 2) < 1e-6,
+    criterion="closed-form MSEs: trig's is 0 at θ = 0, hyperbolic's 0 at θ = π, their ratio monotone in θ with one "
+    "crossing at π/2 (to 1e-6)",
     note="r = 1; θ* = π/2 exactly for equal norms",
 )
 
@@ -283,6 +289,7 @@ rec.record(
     paper=target,
     ours=fixed_mean,
     holds=abs(fixed_mean - target) < 5 * fixed_se,
+    criterion="|mean − e^{1/2}| < 5 s.e.",
 )
 rec.record(
     "unfixed_qr_bias",
@@ -290,6 +297,7 @@ rec.record(
     paper="≈1.37 in a re-run of the public code (no value in the papers)",
     ours=bug_mean,
     holds=abs(bug_mean - target) > 10 * bug_se,
+    criterion="|mean − e^{1/2}| > 10 s.e.",
 )
 
 # %% [markdown]
@@ -350,6 +358,7 @@ rec.record_estimate(  # the ratio's Monte Carlo numerator over the exact iid MSE
     estimate=pos_ratio,
     se=pos_err / 2,
     below=1.0,
+    quantity="MSE ratio ORF / iid",
 )
 trig_ratio, trig_err = ratio["trig"][at_d]
 rec.record_estimate(
@@ -359,6 +368,7 @@ rec.record_estimate(
     estimate=trig_ratio,
     se=trig_err / 2,
     below=1.0,
+    quantity="MSE ratio ORF / iid",
 )
 
 # %% [markdown]
@@ -418,17 +428,32 @@ print(f"worst-draw error, positive iid: {np.round(worst_err['positive, iid'], 3)
 print(f"worst-draw error, trig iid:     {np.round(worst_err['trig, iid'], 3)}")
 small_F = Fs <= d_att
 trig_blowup = worst_err["trig, iid"] / worst_err["positive, iid"]
+# per F: the mean over paired draws of log(error trig / error positive) and its s.e. (each draw serves both maps)
+log_gap = {
+    F: simulation.paired_log_ratio(att_err["trig, iid"][i], att_err["positive, iid"][i]) for i, F in enumerate(Fs)
+}
+log_gap = {F: (float(np.log(ratio)), band / 2) for F, (ratio, band) in log_gap.items()}
+# Student-t over the draws, Bonferroni over the F values a claim combines
+z_small_F, z_every_F = (interval_z(samples=S["att_seeds"], parts=n) for n in (int(small_F.sum()), len(Fs)))
 rec.record(
     "attention_trig_unstable_at_small_F",
-    "With few features (F ≤ d), trig attention's worst draw is worse than positive features' worst draw",
+    "With few features (F ≤ d), trig attention is less accurate than positive features (paired draws)",
     paper="trig features give unstable attention when the normaliser is near 0 (Performer §2.3)",
-    ours={"F": Fs[small_F], "worst_trig_over_worst_positive": trig_blowup[small_F]},
-    holds=bool(np.all(trig_blowup[small_F] > 1)),
-    note=f"σ = {sigma_qk}, L = {L_att}, d = {d_att}",
+    ours={
+        "F": Fs[small_F],
+        "mean log error ratio trig / positive, s.e.": [log_gap[F] for F in Fs[small_F]],
+        "worst_trig_over_worst_positive": trig_blowup[small_F],
+    },
+    holds=combine(decide(*log_gap[F], above=0.0, z=z_small_F) for F in Fs[small_F]),
+    criterion=f"at every F ≤ d, the mean over paired draws of log(error trig / error positive) ± {z_small_F:.2f} s.e. "
+    "(Student-t, Bonferroni over F) above 0; fails if any is wholly below 0, else inconclusive",
+    meaningful_at="standard",
+    reduced=run.reduced(f"{S['att_seeds']} draws, L = {L_att}", "att_seeds", "att_L"),
+    note=f"σ = {sigma_qk}, L = {L_att}, d = {d_att}; the worst draws are shown for the instability",
 )
 rec.record(
     "attention_positive_beats_trig_every_F",
-    "Positive features' worst draw is below trig's at every F tested",
+    "Positive features approximate attention better than trig at every F tested (paired draws)",
     paper="positive RFs approximate attention better than trig RFs (Performer §2.3)",
     ours={
         "F": Fs,
@@ -437,31 +462,48 @@ rec.record(
         "positive_iid_median": median_err["positive, iid"],
         "trig_iid_median": median_err["trig, iid"],
     },
-    holds=bool(np.all(trig_blowup > 1)),
+    holds=combine(decide(*log_gap[F], above=0.0, z=z_every_F) for F in Fs),
+    criterion=f"at every F, the mean over paired draws of log(error trig / error positive) ± {z_every_F:.2f} s.e. "
+    "(Student-t, Bonferroni over F) above 0; fails if any is wholly below 0, else inconclusive",
+    meaningful_at="standard",
+    expected="fails",
+    because="with the small logits we chose (σ = 0.5) trig becomes the more accurate map once F ≫ d: positive "
+    "features win only with few features (the previous claim)",
+    reduced=run.reduced(f"{S['att_seeds']} draws, F ≤ {Fs[-1]}", "att_seeds", "att_F"),
     note="with small logits (σ = 0.5) trig catches up once F is large; see the figure",
 )
 
 # %% [markdown]
 # The Monte Carlo rate $F^{-1/2}$ is asymptotic: with few features the relative error is of order one and
-# saturates, so the slope is fitted where $F \ge 128$ (the full-range slope is reported alongside). Orthogonal
+# saturates, so the slope is fitted where $F \ge 2d$ — at least two whole orthogonal blocks, a window fixed before
+# looking — per draw, and averaged over draws with its standard error (the full-range slope is reported alongside). Orthogonal
 # projections help positive features only within a block ($F \le d$, Performer Thm 2); the ratio is pooled over
 # those $F$ as a geometric mean over draws, with a ±2 standard-error band.
 
 # %%
-slope = simulation.loglog_slope(Fs, median_err["positive, orthogonal"], x_min=128)  # NaN if < 2 points
+RATE_WINDOW = 2 * d_att  # F ≥ 2d: at least two complete orthogonal blocks, fixed before any error is seen
+slope, slope_se = simulation.slope_over_draws(Fs, att_err["positive, orthogonal"], x_min=RATE_WINDOW)
 slope_all = simulation.loglog_slope(Fs, median_err["positive, orthogonal"])
 orf_ratio, orf_band = simulation.paired_log_ratio(
     att_err["positive, orthogonal"][small_F], att_err["positive, iid"][small_F]
 )
-print(f"slope of the median error (positive, orthogonal): {slope:.3f} for F ≥ 128, {slope_all:.3f} over all F")
+print(f"slope (positive, orthogonal): {slope:.3f} ± {slope_se:.3f} for F ≥ {RATE_WINDOW}, {slope_all:.3f} over all F")
 print(f"error ratio ORF/iid (positive, F ≤ d): {orf_ratio:.3f} (log ±2 s.e. {orf_band:.3f})")
-rec.record(
+rec.record_estimate(
     "attention_error_rate",
-    "Median attention error of orthogonal positive features falls like F^{-1/2}",
+    "The attention error of orthogonal positive features falls like F^{-1/2} once F ≥ 2d (slope within ±0.05)",
     paper=-0.5,
-    ours={"slope_F_ge_128": slope, "slope_all_F": slope_all},
-    holds=bool(-0.65 < slope < -0.35) if np.isfinite(slope) else "info",
-    note="fitted for F ≥ 128; at quick scale too few points to fit",
+    estimate=slope,
+    se=slope_se,
+    within=(-0.55, -0.45),
+    quantity="mean log-log slope over draws (F ≥ 2d)",
+    extra={"slope of the median, all F": slope_all},
+    meaningful_at="standard",
+    reduced=run.reduced(f"F ≤ {Fs[-1]}, L = {L_att}", "att_F", "att_L"),
+    expected="fails",
+    because="over 2d ≤ F ≤ L = 1 024 the slope is −0.40 ± 0.01, shallower than −1/2; the rate is asymptotic, and we "
+    "have not identified what slows the decay over this range",
+    note="the rate is asymptotic; the window F ≥ 2d is fixed in advance",
 )
 rec.record_estimate(  # the mean log error ratio over paired draws (same queries, keys and seed); orf_band is 2 s.e.
     "attention_orf_vs_iid",
@@ -470,7 +512,12 @@ rec.record_estimate(  # the mean log error ratio over paired draws (same queries
     estimate=float(np.log(orf_ratio)),
     se=orf_band / 2,
     below=0.0,
+    quantity="mean log error ratio ORF / iid",
     extra={"geometric-mean ratio": orf_ratio},
+    meaningful_at="standard",
+    expected="inconclusive",
+    because="the gain orthogonality gives each kernel entry (Performer Thm 2) is too small at the attention level to "
+    "resolve with 30 draws: −0.029 ± 0.027 in log ratio",
 )
 
 # %% [markdown]
@@ -511,6 +558,27 @@ display(
         )
     )
 )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of HRF that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "hrf:Definition 2.1",
+        "implemented",
+        "rflib.features (Estimator/Features; trig, positive, hyperbolic maps of eqs 2–3) realises eqs 4–6; unbiasedness checked by quadrature in tests and notebook 00.",
+    ),
+    (
+        "hrf:Lemma 2.2",
+        "checked exactly",
+        "Closed forms (rflib.moments.classic) vs Gauss–Hermite quadrature over span{x,y}, rtol 1e-10 (deviation 5e-15); seeded Monte Carlo within 5σ as a second check.",
+    ),
+):
+    rec.cover(item, status, detail)
 
 # %% [markdown]
 # ## Paper vs ours

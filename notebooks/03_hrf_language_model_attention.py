@@ -43,9 +43,11 @@ from functools import partial
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
+from matplotlib.ticker import NullLocator
 
 from rflib.experiments import datasets, hrf_studies, lm
 from rflib.notebook import plotting
+from rflib.notebook.results import combine, decide_best_smaller, decide_smaller, interval_z
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -99,8 +101,8 @@ rec.record(
     "A tied-embedding LSTM LM trained on PTB (queries = its outputs, keys = the 10 000 class embeddings)",
     paper="2-layer LSTM, hidden 200, trained to convergence (perplexity not reported for PTB)",
     ours={"validation_perplexity": float(np.exp(valid_loss)), "steps": S["steps"], "train_seconds": train_seconds},
-    holds="scaled" if scale != "paper" else "info",
-    note="perplexity = e^CE (the paper's 2^CE would be a different unit); trained for a step budget",
+    holds=None,
+    note=f"{S['steps']:,} training steps (paper: trained to convergence); perplexity = e^CE (the paper's 2^CE would be a different unit); trained for a step budget",
 )
 
 # %%
@@ -171,6 +173,8 @@ for metric, label in (("wasserstein", "1-D Wasserstein"), ("ks", "KS"), ("negati
 display(Markdown(markdown_table(["metric", "method", *(f"M = {M}: paper / ours" for M in S["sizes"])], lines)))
 
 # %%
+# (method, M) → metric → (mean, s.e.) over seeds (the summary holds std with ddof 0)
+summary_se = {key: {k: (v[0], v[1] / np.sqrt(S["seeds"] - 1)) for k, v in row.items()} for key, row in summary.items()}
 fig, axes = plt.subplots(1, 3, figsize=(15, 4))
 for ax, (metric, label) in zip(
     axes,
@@ -180,20 +184,29 @@ for ax, (metric, label) in zip(
     for method, colour in zip(METHODS, plotting.PALETTE, strict=False):
         if metric == "negative_fraction" and method == "FAVOR+":
             continue
-        means = [summary[method, M][metric][0] for M in S["sizes"]]
-        stds = [summary[method, M][metric][1] for M in S["sizes"]]
-        ax.errorbar(S["sizes"], means, yerr=stds, marker="o", ms=4, capsize=2, color=colour, label=f"{method} (ours)")
+        means = np.array([summary_se[method, M][metric][0] for M in S["sizes"]])
+        half = 2 * np.array([summary_se[method, M][metric][1] for M in S["sizes"]])
+        # ±2 s.e. over seeds, cut at zero below: every metric is non-negative
+        bars = np.stack([np.minimum(half, means), half])
+        ax.errorbar(S["sizes"], means, yerr=bars, marker="o", ms=4, capsize=2, color=colour, label=f"{method} (ours)")
         paper = PAPER_TABLE4[metric].get(method)
         if paper is not None:
-            ax.plot(PAPER_SIZES, paper, ls="--", color=colour, alpha=0.6, label=f"{method} (paper)")
-    ax.set(xscale="log", xlabel="number of random features M (hybrids: (M/8, 8))", ylabel=label)
+            ax.plot(PAPER_SIZES, paper, ls="--", color=colour, alpha=0.7, label=f"{method} (paper)")
+    ax.set(
+        xscale="log",
+        yscale="linear" if metric == "negative_fraction" else "log",
+        xlabel="number of random features M (hybrids: (M/8, 8))",
+        ylabel=label,
+    )
+    ax.xaxis.set_minor_locator(NullLocator())  # only the measured M are ticked
     ax.set_xticks(S["sizes"], [str(M) for M in S["sizes"]])
 axes[0].legend(fontsize=7, ncol=2)
+fig.tight_layout()
 fig.text(
     0.01,
     -0.05,
-    f"HRF Fig 3 on real PTB: {S['n_queries']} validation queries × 10 000 classes, {S['seeds']} seeds (± std); "
-    f"our LSTM (hidden {S['hidden']}, {S['layers']} layer(s), {S['steps']} steps, {scale} scale). "
+    f"HRF Fig 3 on real PTB (W₁ and KS on log scales): {S['n_queries']} validation queries × 10 000 classes, mean ± 2 s.e. over "
+    f"{S['seeds']} seeds; our LSTM (hidden {S['hidden']}, {S['layers']} layer(s), {S['steps']} steps, {scale} scale). "
     "Dashed: the paper's Table 4.",
     fontsize=8,
 )
@@ -205,8 +218,15 @@ ours_w = {method: summary[method, M_ref]["wasserstein"][0] for method in METHODS
 ours_ks = {method: summary[method, M_ref]["ks"][0] for method in METHODS}
 ours_neg = {method: summary[method, M_ref]["negative_fraction"][0] for method in METHODS[1:]}
 HYBRIDS, REGULAR, W1_KS = ("Angular", "Gaussian"), ("Trig.", "FAVOR+"), ("wasserstein", "ks")
-# lm.beats_at_every_size: the best (every_winner: the worst) of the first group below the best of the second, ∀ M, metric
-hyb_beat_reg = lm.beats_at_every_size(summary, HYBRIDS, REGULAR, S["sizes"], W1_KS)
+
+
+# Student-t over the seeds, Bonferroni over the (M, metric) comparisons of a claim
+PTB_Z = interval_z(samples=S["seeds"], parts=2 * len(S["sizes"]))
+ORDERING_CRITERION = (
+    f"at every M and for W₁ and KS, the best winner's mean over seeds − the best loser's, ± {PTB_Z:.2f} s.e. "
+    "(Student-t, Bonferroni), below 0; fails if any difference is wholly above 0, else inconclusive"
+)
+PTB_REDUCED = run.reduced(f"{S['n_queries']} queries, LM trained {S['steps']:,} steps", "n_queries", "steps")
 rec.record(
     "fig3_hybrids_best",
     "Hybrids (angular or Gaussian) have lower W₁ and KS than trig and FAVOR+ at every M",
@@ -215,7 +235,18 @@ rec.record(
         "ks_M64": {m: v[0] for m, v in PAPER_TABLE4["ks"].items()},
     },
     ours={f"wasserstein_M{M_ref}": ours_w, f"ks_M{M_ref}": ours_ks},
-    holds=hyb_beat_reg,
+    holds=combine(
+        decide_best_smaller([summary_se[w, M][k] for w in HYBRIDS], [summary_se[v, M][k] for v in REGULAR], z=PTB_Z)
+        for M in S["sizes"]
+        for k in W1_KS
+    ),
+    criterion=ORDERING_CRITERION,
+    meaningful_at="standard",
+    reduced=PTB_REDUCED,
+    expected="fails",
+    because="FAVOR+ is best by far at our LM's norms (several units), where trig features, and so both hybrids, turn "
+    "most estimated probabilities into noise; with unit-norm inputs (the check below) the hybrids still lose, so the "
+    "(M/8, 8) matching rule and our partly trained LM are the likelier causes than the norms alone",
     note=f"our LM is trained for a step budget; with its norms (median ‖q‖ = {np.median(np.linalg.norm(Q, axis=1)):.2f}, "
     f"‖k‖ = {np.median(np.linalg.norm(K, axis=1)):.2f}) trig-based estimators are dominated by noise — see the "
     "unit-norm regime check below",
@@ -228,14 +259,34 @@ rec.record(
         M: {"trig": summary["Trig.", M]["wasserstein"][0], "favor": summary["FAVOR+", M]["wasserstein"][0]}
         for M in S["sizes"]
     },
-    holds=lm.beats_at_every_size(summary, ["Trig."], ["FAVOR+"], S["sizes"], W1_KS),
+    holds=combine(
+        decide_smaller(summary_se["Trig.", M][k], summary_se["FAVOR+", M][k], z=PTB_Z)
+        for M in S["sizes"]
+        for k in W1_KS
+    ),
+    criterion=ORDERING_CRITERION,
+    meaningful_at="standard",
+    reduced=PTB_REDUCED,
+    expected="fails",
+    because="FAVOR+ beats trig by 6–15× in W₁ at our norms (see the previous claim)",
 )
 rec.record(
     "fig3_negative_fraction",
     "Hybrids produce fewer negative probabilities than trig features (paper: ≈ 0.15 vs 0.26)",
     paper={m: v[0] for m, v in PAPER_TABLE4["negative_fraction"].items()},
     ours=ours_neg,
-    holds=lm.beats_at_every_size(summary, HYBRIDS, ["Trig."], S["sizes"], ["negative_fraction"], every_winner=True),
+    holds=combine(
+        decide_smaller(summary_se[h, M]["negative_fraction"], summary_se["Trig.", M]["negative_fraction"], z=PTB_Z)
+        for M in S["sizes"]
+        for h in HYBRIDS
+    ),
+    criterion=f"at every M, each hybrid's mean negative fraction − trig's, ± {PTB_Z:.2f} s.e. over seeds, below 0; fails "
+    "if any is wholly above 0, else inconclusive",
+    meaningful_at="standard",
+    reduced=PTB_REDUCED,
+    expected="inconclusive",
+    because="every method's negative fraction is ≈ 0.50 at our norms (the paper: 0.15 vs 0.26); the differences are "
+    "within the seed-to-seed spread",
 )
 
 # %% [markdown]
@@ -263,9 +314,10 @@ display(Markdown("Unit-norm queries and keys (mean over seeds):\n\n" + markdown_
 unit_hyb_best = lm.beats_at_every_size(summary_unit, HYBRIDS, REGULAR, S["sizes"], W1_KS)
 rec.record(
     "fig3_unit_norm_regime",
-    "Regime check (not in the paper): with L2-normalised queries and keys, hybrids have the lowest W₁ and KS",
+    "Regime check (not in the paper): W₁ of every method with L2-normalised queries and keys (whether the hybrids "
+    "are best at every M is in the note)",
     ours={M: {m: summary_unit[m, M]["wasserstein"][0] for m in METHODS} for M in S["sizes"]},
-    holds="info",
+    holds=None,
     note=f"hybrids best at every M: {unit_hyb_best}",
 )
 
@@ -312,9 +364,62 @@ rec.record(
     "An angular hybrid (8, 8) needs ~3× fewer FLOPs than FAVOR+ with 256 features (robotics, Fig 4)",
     paper="3× fewer FLOPs for similar reward",
     ours={f"favor_over_hybrid_total_flops_d{k}": v for k, v in ratio.items()},
-    holds=bool(all(v >= 1.5 for v in ratio.values())),
+    holds=bool(all(v >= 2.7 for v in ratio.values())),
+    criterion="exact FLOP count: FAVOR+ (256) / angular hybrid (8, 8) ≥ 2.7 (the paper's 3× within 10 %) at every d_QK",
+    expected="fails",
+    because="by our exact count an (8, 8) hybrid saves about 2.1×, not 3×: the paper does not give its accounting "
+    "(feature-map FLOPs for the 8 + 8 projections and the n = 8 coefficient features count against the hybrid)",
     note="FLOP counting only; the robot experiments themselves are out of reach",
 )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of HRF that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "hrf:Figure 3",
+        run.coverage_status("reduced", "steps", "n_queries"),
+        f"Real PTB; our {S['layers']}-layer LSTM (hidden {S['hidden']}) trained {S['steps']:,} steps (the paper: to convergence); {S['n_queries']} validation queries, {S['seeds']} seeds.",
+    ),
+    (
+        "hrf:Table 2",
+        "out of reach",
+        "LibriSpeech (~60 GB) not available offline; ten runs of a 17-layer Conformer-Transducer need accelerators. No proxy recorded.",
+    ),
+    (
+        "hrf:Figure 4",
+        "out of reach",
+        "Robot simulators, data and ES compute unavailable; only the FLOP accounting is checked (claim fig4_flop_accounting: our exact count, against the paper's 3×).",
+    ),
+    (
+        "hrf:Table 4",
+        run.coverage_status("reduced", "steps", "n_queries"),
+        f"The run of Fig 3: LSTM trained {S['steps']:,} steps, {S['n_queries']} validation queries, {S['seeds']} seeds; means ± s.d. as in the paper's table.",
+    ),
+    (
+        "hrf:Figure 7",
+        run.coverage_status("reduced", "steps"),
+        f"Histogram of query and key norms of our LSTM ({S['steps']:,} training steps, {S['n_queries']} validation queries, 10 000 keys); the paper's figure has no numbers to compare.",
+    ),
+    (
+        "hrf:Figure 8",
+        "out of reach",
+        "WikiText-2 not available offline; hidden-650 LSTM with norm regulariser and temperature 6 not trained.",
+    ),
+    ("hrf:Table 5", "out of reach", "WikiText-2 not available offline (same as Fig 8); no proxy recorded."),
+    ("hrf:Figure 9", "out of reach", "Needs the WikiText-2 model and data, unavailable offline."),
+    (
+        "hrf:Figure 10",
+        "out of reach",
+        "25 runs × 80 epochs of sampled-softmax LSTM training is hours-to-days on 2 CPU cores; paper itself reports no significant difference.",
+    ),
+    ("hrf:Figure 11", "not applicable", "Illustration only, no numeric content."),
+):
+    rec.cover(item, status, detail)
 
 # %% [markdown]
 # ## Paper vs ours

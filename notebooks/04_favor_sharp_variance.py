@@ -100,7 +100,10 @@ rec.record(
         "printed_relative_bias": trig_printed_bias,
         "corrected_relative_bias": rows["TrigRF, corrected (+ω̃ᵀy)"] / K_demo - 1,
     },
-    holds=False,
+    holds=bool(abs(trig_printed_bias) < 1e-10),
+    criterion="relative bias of eq 7 as printed, by exact quadrature, < 1e-10",
+    expected="fails",
+    because="sign erratum in eq 7 (ERRATA.md FAVOR-E2): cos(−ω̃ᵀy + θ) must be cos(+ω̃ᵀy + θ)",
     note="as printed it estimates exp(−xᵀy) exactly; with +ω̃ᵀy it is unbiased (used everywhere here)",
 )
 rec.record(
@@ -111,7 +114,10 @@ rec.record(
         "printed_relative_bias": gerf_printed_bias,
         "corrected_relative_bias": rows["GERF, corrected (−‖x‖²/2)"] / K_demo - 1,
     },
-    holds=False,
+    holds=bool(abs(gerf_printed_bias) < 1e-10),
+    criterion="relative bias of eq 11 as printed, by exact quadrature, < 1e-10",
+    expected="fails",
+    because="erratum in eq 11 (ERRATA.md FAVOR-E3): the C‖x‖²/2 term must be −‖x‖²/2",
     note="as printed the mean is exp(xᵀy + (‖x‖² + ‖y‖²)/4); the term must be −‖x‖²/2",
 )
 
@@ -151,7 +157,10 @@ rec.record(
         "eq38": objective_rows["ADERF: eq 38"],
         "eq16_printed": objective_rows["ADERF: eq 16 as printed"],
     },
-    holds=False,
+    holds=bool(eq16_error < 1e-9),
+    criterion="|eq 16 − the directly averaged objective at the closed-form optimum| < 1e-9",
+    expected="fails",
+    because="erratum in eq 16 (ERRATA.md FAVOR-E10): the proof's eq 38 multiplies every term by d; eq 16 drops it",
     note=f"eq 38 (all terms × d) matches the direct average to {eq38_error:.1e}; eq 16 as printed is off by {eq16_error:.3f}",
 )
 rec.record(
@@ -160,6 +169,7 @@ rec.record(
     paper="eq 17",
     ours={"direct": objective_rows["SDERF: direct pair average"], "eq17": objective_rows["SDERF: eq 17"]},
     holds=abs(objective_rows["SDERF: eq 17"] - objective_rows["SDERF: direct pair average"]) < 1e-9,
+    criterion="|eq 17 − the directly averaged objective at the closed-form optimum| < 1e-9",
 )
 
 # %% [markdown]
@@ -181,6 +191,7 @@ rec.record(
     paper="Theorem 4.1",
     ours={"relative_bias": mean_q / K_demo - 1, "second_moment_relative_error": second_q / second_cf - 1},
     holds=abs(mean_q / K_demo - 1) < 1e-10 and abs(second_q / second_cf - 1) < 1e-10,
+    criterion="quadrature: relative bias and relative gap to eq 15's second moment both < 1e-10",
     note="d = 3, dense A, 60³ Gauss–Hermite nodes through the feature code",
 )
 
@@ -210,6 +221,7 @@ rec.record(
     paper="Theorems 4.2, 4.3",
     ours={f"{m}_numerical_minus_closed": numerical[m] - closed[m] for m in closed},
     holds=all(numerical[m] >= closed[m] - 1e-8 for m in closed),
+    criterion="no BFGS run finds an objective below the closed form's by more than 1e-8",
     note=f"d = 3, |𝒳| = 7, |𝒴| = 9, {S['optimiser_starts']} BFGS starts per family",
 )
 
@@ -225,6 +237,7 @@ rec.record(
         "trials": len(ordering_rows),
     },
     holds=all(dv.ordering_holds(v) for v in ordering_rows),
+    criterion="every inclusion's ordering holds in every trial (exact objectives)",
     note="6 random anisotropic set pairs in d = 8; ADERF vs SDERF has no fixed order",
 )
 
@@ -307,7 +320,9 @@ rec.record(
     paper="all six regimes",
     ours=excess_positive,
     holds=all(v <= 0.5 for v in excess_positive.values()),
-    note="'on par' = at most 0.5 nats above the best of PosRF/GERF/SADERF/ADERF at every σ; ADERF can be slightly "
+    criterion="in every regime, SDERF's curve is at most 0.5 nats above the best other positive family at every σ",
+    meaningful_at="standard",
+    note="two of the six regimes use the CIFAR-10 stand-in (natural-photo crops); 'on par' = at most 0.5 nats above the best of PosRF/GERF/SADERF/ADERF at every σ; ADERF can be slightly "
     "lower on normal/sphere (finite-sample asymmetry between 𝒳 and 𝒴)",
 )
 rec.record(
@@ -316,6 +331,11 @@ rec.record(
     paper="all six regimes (legend not in the text)",
     ours=excess_all,
     holds=all(v <= 0.5 for v in excess_all.values()),
+    criterion="in every regime, SDERF's curve is at most 0.5 nats above the best of every other method at every σ",
+    meaningful_at="standard",
+    expected="fails",
+    because="TrigRF beats SDERF on the [0, 1]-pixel image regimes (mnist: +0.70 nats); the paper's legend is not in "
+    "its text, so 'all methods' may mean the positive ones",
     note="TrigRF's variance depends on ‖x − y‖, not ‖x + y‖: on [0, 1]-pixel images at mid σ it can beat SDERF",
 )
 PAPER_SDERF_GAP = {"heterogen": 5, "mnist": 5, "mnist/cifar10 (stand-in)": 5, "cifar10 (stand-in)": 10}
@@ -324,21 +344,24 @@ for regime, paper_gap in PAPER_SDERF_GAP.items():
     standin = "stand-in" in regime
     rec.record(
         f"sderf_vs_gerf_{regime.split()[0].replace('/', '_')}",
-        f"SDERF's variance is ≈e^{paper_gap} below GERF's in {regime.split()[0]}",
+        f"How far SDERF's variance drops below GERF's in {regime.split()[0]}: the largest gap over σ, in nats "
+        f"(the paper reads ≈e^{paper_gap} off its Fig 2)",
         paper=f"≈{paper_gap} nats",
         ours=ours_gap,
-        holds=("scaled" if standin and ours_gap >= 3 else (ours_gap >= 3 if not standin else False)),
-        note=("CIFAR-10 replaced by natural-photo crops; " if standin else "")
-        + "magnitudes depend on the unstated preprocessing; holds = a gap of at least 3 nats in the same direction",
+        holds=None,  # a magnitude set by the unstated preprocessing and σ range: compared, not decided
+        note=("stand-in: CIFAR-10 replaced by natural-photo crops; " if standin else "")
+        + "the direction (SDERF below GERF) is decided by sderf_best_among_positive; our gaps are larger than the "
+        "paper's, and depend on the image preprocessing the paper does not state and on the σ range",
     )
 ours_aderf = dv.max_gap(curves, "mnist/cifar10 (stand-in)", "aderf")
 rec.record(
     "aderf_vs_gerf_mnist_cifar10",
-    "ADERF's variance is ≈e³ below GERF's in mnist/cifar10",
+    "How far ADERF's variance drops below GERF's in mnist/cifar10: the largest gap over σ, in nats (the paper reads "
+    "≈e³ off its Fig 2)",
     paper="≈3 nats",
     ours=ours_aderf,
-    holds="scaled" if ours_aderf >= 1.5 else False,
-    note="CIFAR-10 replaced by natural-photo crops; holds = at least half the paper's gap",
+    holds=None,  # a magnitude set by the unstated preprocessing and σ range: compared, not decided
+    note="stand-in: CIFAR-10 replaced by natural-photo crops; the magnitude depends on the unstated preprocessing",
 )
 gerf_le_pos = all(np.all(curves[r, "gerf"] <= curves[r, "positive"] + 1e-9) for r in REGIMES)
 rec.record(
@@ -347,6 +370,11 @@ rec.record(
     paper="GERF is the previous best",
     ours={r: float(np.min(curves[r, "positive"] - curves[r, "gerf"])) for r in REGIMES},
     holds=gerf_le_pos,
+    criterion="GERF's curve ≤ PosRF's (+1e-9) at every σ in every regime",
+    meaningful_at="standard",
+    expected="fails",
+    because="GERF minimises the mean of log(Var + K²), not the plotted mean of log(Var/K²): on the CIFAR stand-in "
+    "the plotted order flips by ~0.01 nats at small σ",
     note="smallest PosRF − GERF gap over σ, per regime. GERF provably minimises the mean of log(Var + K²), not the "
     "plotted mean of log(Var/K²); at small σ, where both are near 0, the plotted order can flip by ~0.01 nats",
 )
@@ -356,10 +384,71 @@ rec.record(
     "TrigRF versus GERF on the image regimes (the paper calls GERF the previous best)",
     paper=None,
     ours=trig_vs_gerf,
-    holds="info",
+    holds=None,
     note="positive: TrigRF below GERF at every σ. TrigRF's variance depends on ‖x − y‖, the positive families' on "
     "‖x + y‖; with [0, 1] pixels x + y is large, so TrigRF can win there (it is unusable in attention: not positive)",
 )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of FAVOR# that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "favor_sharp:Figure 1",
+        "stand-in",
+        "Top: inclusions checked exactly (feature equality, objective orderings). Bottom panels at paper settings (d=64, L=1024, 5 set pairs, M=1) but CIFAR-10 replaced by sklearn sample-photo 8x8 crops.",
+    ),
+    (
+        "favor_sharp:Definition 2.1",
+        "implemented",
+        "DERF tuple + Features/Estimator in rflib.features.dense_exp (query_features, key_features, estimator); P Sᵀ estimator exercised by seeded MC unbiasedness and dense-reference attention tests.",
+    ),
+    (
+        "favor_sharp:Theorem 4.1",
+        "checked exactly",
+        "Mean and second moment by 60^3-node tensor Gauss–Hermite through the feature code (dense A, d=3) and 1-D products (d≤8); eq 15 as printed matches to 1e-10.",
+    ),
+    (
+        "favor_sharp:Theorem 4.2",
+        "checked exactly",
+        "Constraint, eq 38 vs exact all-pairs average (1e-10), rotation invariance; BFGS from random starts never beats it. Printed eq 16 fails (missing factor d), recorded as erratum.",
+    ),
+    (
+        "favor_sharp:Theorem 4.3",
+        "checked exactly",
+        "Constraint, eq 17 vs exact all-pairs average (1e-10), per-pair closed form; BFGS over diag A and Q=expm(skew) never beats it; wrong eigenpair pairing raises objective.",
+    ),
+    (
+        "favor_sharp:Figure 2",
+        "stand-in",
+        "normal/sphere/heterogen/real-MNIST panels at paper settings (d=64, L=1024, 5 set pairs, M=1, 10 σ in [0.1,1]); cifar10 and mnist/cifar10 use sklearn sample-photo crops instead of CIFAR-10.",
+    ),
+    (
+        "favor_sharp:Lemma A.1",
+        "checked exactly",
+        "de.a_star vs bounded scipy minimize_scalar (xatol 1e-12) for φ from 0 to 1e4, equals printed eq 22 to 1e-9; g(φ) concave/increasing. Test only, no notebook claim.",
+    ),
+    (
+        "favor_sharp:Lemma A.2",
+        "checked exactly",
+        "Checked exactly on its own (tests/test_dense_exp.py::test_lemma_a2_the_closed_form_e_minimises_eq_29_for_fixed_a): T₁ᵀT₁ is the matrix geometric mean, eq 35's gradient vanishes, the minimum is 2√(β₁β₂)Σσ, and no random E does better, at A = −0.5, 0, 0.1.",
+    ),
+    (
+        "favor_sharp:Lemma A.3",
+        "checked exactly",
+        "Checked exactly (tests/test_dense_exp.py::test_lemmas_a3_a4_the_sorted_pairing_maximises_the_trace): eq 45 and the supremum eq 46 against the rearrangement value and 3 000 Haar-random Q.",
+    ),
+    (
+        "favor_sharp:Lemma A.4",
+        "checked exactly",
+        "Checked exactly with ties in E and in N's eigenvalues, for every non-ascending sort (the same test); rflib pairs each eigenvalue with its own eigenvector, which this justifies (ERRATA.md FAVOR-E15).",
+    ),
+):
+    rec.cover(item, status, detail)
 rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
@@ -369,6 +458,6 @@ display(Markdown(rec.table()))
 # * **Quick scale** ($L = 256$, 2 set pairs, 3 values of $\sigma$) only checks that the pipeline runs; the standard
 #   scale is the paper's protocol ($L = 1024$, 5 set pairs) on a 10-point $\sigma$ grid.
 # * **CIFAR-10** is replaced by crops of two natural photographs, because no offline copy exists; claims on the
-#   cifar10 panels are therefore marked *scaled* at best, and the magnitudes are not comparable.
+#   cifar10 panels speak for the stand-in only, and the magnitudes of the gaps are recorded, not decided.
 # * **MNIST** is the real dataset; the 28 → 8 resize is ours (the paper does not say how it resized). Gaps on image
 #   data grow with the pixels' shared mean, so they depend on this preprocessing.

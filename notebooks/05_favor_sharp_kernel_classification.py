@@ -52,6 +52,7 @@ from IPython.display import Markdown, display
 
 from rflib.experiments import kernel_classification as kc
 from rflib.notebook import plotting
+from rflib.notebook.results import criterion_text, decide, interval_z, mean_and_se
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -154,26 +155,55 @@ for label, table in (("paper_split", paper_split), ("all_splits", all_splits)):
         f"SDERF has the best accuracy on most (benchmark, M) pairs — {suffix}",
         paper="most of 8 × 4 pairs",
         ours={"sderf_wins_among_all": f"{won_all}/{total}", "sderf_wins_among_positive": f"{won_pos}/{total}"},
-        holds=("scaled" if won_all > total / 2 else False),
-        note="4 scikit-learn UCI-origin sets stand in for the paper's 8 UCI sets; wins counted with ties; "
-        "'scaled' = holds on the stand-in sets",
+        holds=bool(won_all > total / 2),
+        criterion="SDERF's mean accuracy is the highest (ties count as wins) in more than half of the (data set, M) "
+        "cells, among all six methods",
+        meaningful_at="standard",
+        note="stand-in: 4 scikit-learn UCI-origin sets replace the paper's 8 UCI sets; wins counted with ties",
     )
     rec.record(
         f"sderf_best_average_{label}",
         f"SDERF has the best average accuracy over benchmarks (Fig 3, last panel) — {suffix}",
         paper="SDERF best",
         ours={LABEL[m]: v for m, v in best_average.items()},
-        holds=("scaled" if best_average["sderf"] >= max(best_average.values()) - 1e-9 else False),
-        note="mean over datasets and M of the test accuracy (%)",
+        holds=bool(best_average["sderf"] >= max(best_average.values()) - 1e-9),
+        criterion="SDERF's accuracy averaged over data sets and M is the highest of the six methods",
+        meaningful_at="standard",
+        note="stand-in data sets; mean over datasets and M of the test accuracy (%)",
     )
 sd, ge = kc.average_curve(all_splits, "sderf")[-1], kc.average_curve(all_splits, "gerf")[-1]
+per_split = [kc.accuracy_table(results, S["datasets"], [s], METHODS, SIGMAS) for s in range(S["splits"])]
+split_gaps = [kc.average_curve(t, "sderf")[-1] - kc.average_curve(t, "gerf")[-1] for t in per_split]
+gap, gap_se = mean_and_se(split_gaps) if S["splits"] > 1 else (split_gaps[0], float("inf"))
+split_z = interval_z(samples=max(2, S["splits"]))  # Student-t over the splits
 rec.record(
     "sderf_vs_gerf_at_largest_M",
-    f"SDERF is at least as accurate as GERF (FAVOR++) on average at M = {S['M'][-1]}",
+    f"SDERF is more accurate than GERF (FAVOR++) on average at M = {S['M'][-1]}",
     paper="SDERF ≥ GERF (Fig 3)",
-    ours={"SDERF": sd, "GERF": ge},
-    holds="scaled" if sd >= ge else False,
+    ours={"SDERF": sd, "GERF": ge, "mean gap over splits": gap, "s.e.": gap_se},
+    holds=decide(gap, gap_se, above=0.0, z=split_z) if np.isfinite(gap_se) else "inconclusive",
+    criterion=criterion_text(
+        above=0.0, z=split_z, quantity="SDERF − GERF accuracy averaged over data sets, mean over splits (Student-t)"
+    ),
+    meaningful_at="standard",
+    note="stand-in data sets; the mean over random splits is our extension (the paper uses one split)",
 )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of FAVOR# that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "favor_sharp:Figure 3",
+        "stand-in",
+        "Paper protocol (90/5/5 split, 10 log-σ, 50 seeds, M=16..128, orthogonal ω) on 4 sklearn UCI-origin sets (iris, wine, breast cancer, digits) replacing 8 unnamed UCI sets; plus 5-split extension.",
+    ),
+):
+    rec.cover(item, status, detail)
 rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
@@ -181,7 +211,7 @@ display(Markdown(rec.table()))
 # ### What was scaled down, and why
 #
 # * **Datasets.** The paper's eight UCI sets are unnamed and not available offline; four scikit-learn sets of UCI
-#   origin stand in. Claims are therefore marked *scaled* when they hold on these sets.
+#   origin stand in. The verdicts speak for these stand-in sets, not for the paper's.
 # * **Splits.** The paper uses one 90/5/5 split; with 8–90 test objects a single split is noisy, so the figure shows
 #   the mean over several random splits (standard: 5) and the tables show both.
 # * **Quick scale** uses 2 datasets, 5 seeds, $M \in \{16, 128\}$ and 5 values of $\sigma$: a smoke test only.

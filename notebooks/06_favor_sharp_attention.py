@@ -47,11 +47,13 @@ seed = 0
 from functools import partial
 
 import matplotlib.pyplot as plt
+import numpy as np
 from IPython.display import Markdown, display
 
 from rflib.experiments import datasets
 from rflib.experiments import transformer as tf
 from rflib.notebook import plotting
+from rflib.notebook.results import combine, decide_smaller, interval_z, mean_and_se
 from rflib.notebook.scaffold import markdown_table, start
 
 KINDS = ("positive", "gerf", "saderf", "aderf", "sderf")
@@ -63,7 +65,7 @@ SETTINGS = {
         pretrain_steps=40,
         n_test=500,
         approx_M=(8, 64),
-        approx_draws=1,
+        approx_draws=2,
         approx_images=16,
         variance_images=4,
         finetune_M=(16,),
@@ -77,13 +79,13 @@ SETTINGS = {
         pretrain_steps=800,
         n_test=4_000,
         approx_M=(8, 16, 32, 64, 128, 256),
-        approx_draws=3,
+        approx_draws=8,
         approx_images=128,
         variance_images=16,
         finetune_M=(8, 32),
         finetune_kinds=KINDS,
         finetune_steps=60,
-        eval_draws=2,
+        eval_draws=8,
     ),
     "paper": dict(
         n_train=50_000,
@@ -97,7 +99,7 @@ SETTINGS = {
         finetune_M=(8, 32, 128),
         finetune_kinds=KINDS,
         finetune_steps=1_500,
-        eval_draws=5,
+        eval_draws=10,
     ),
 }
 run = start("06_favor_sharp_attention", scale, seed, SETTINGS)
@@ -135,7 +137,7 @@ rec.record(
     "The softmax Transformer that provides the real attention inputs learns the task",
     paper=None,
     ours=base_accuracy,
-    holds="info",
+    holds=None,
     note=f"{S['pretrain_steps']} Adam steps of batch {S['batch']} on {S['n_train']} MNIST training images; {S['n_test']} test images",
 )
 
@@ -155,7 +157,8 @@ rec.record(
 # %%
 captured = tf.queries_keys_values(base, X_test[: S["approx_images"]], cfg)
 approx_key = partial(keys, "approximation draws")
-mean_tv, se_tv = tf.attention_tv_errors(
+# (kind, M) → mean, s.e. over draws, and (draws,) per-draw means over layers (one ω per draw serves every kind)
+mean_tv, se_tv, tv_per_draw = tf.attention_tv_errors(
     captured, cfg, S["approx_M"], S["approx_draws"], KINDS, approx_key, progress=True
 )
 # Kernel-level log relative variance on the same real queries and keys (closed forms, a subsample of heads). Δ is a
@@ -168,21 +171,25 @@ tv_series = {LABEL[kind]: [mean_tv[kind, M] for M in S["approx_M"]] for kind in 
 tv_errors = {LABEL[kind]: [2 * se_tv[kind, M] for M in S["approx_M"]] for kind in KINDS}
 plotting.method_lines(axes[0], S["approx_M"], tv_series, errors=tv_errors, dashed=(LABEL["positive"],))
 axes[0].set_xscale("log", base=2)
-axes[0].set(yscale="log", xlabel="random features per head M", ylabel="mean total-variation error of attention rows")
+axes[0].set(yscale="log", xlabel="random features per head M", ylabel="mean TV error of attention rows")
 axes[0].legend(fontsize=8)
 axes[0].set_title("learned MNIST-Transformer attention (±2 s.e.)")
 names = ["TrigRF", *[LABEL[k] for k in KINDS]]
-axes[1].bar(range(len(names)), [mean_lrv[k] for k in ("trig", *KINDS)], color=plotting.PALETTE[: len(names)])
+# each method keeps its colour of the left panel; TrigRF (not in attention: not positive) takes the next one
+bar_colours = [plotting.PALETTE[len(KINDS)], *plotting.PALETTE[: len(KINDS)]]
+axes[1].bar(range(len(names)), [mean_lrv[k] for k in ("trig", *KINDS)], color=bar_colours)
 axes[1].set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
 axes[1].set(xlabel="random-feature family", ylabel="mean log(Var / K²), one feature")
 axes[1].set_title("kernel-level variance on the same queries/keys")
-plotting.finish_figure(
+fig.tight_layout()
+plotting.caption(
     fig,
-    "favor_sharp_attention_error",
-    f"FAVOR# §5.3 stand-in ({scale} scale): {S['approx_images']} MNIST test images × 2 layers × 4 heads, "
-    f"{S['approx_draws']} draws of ω per M. Speech/GLUE models are out of reach on this CPU.",
-    fontsize=9,
+    f"FAVOR# §5.3 stand-in ({scale} scale): a trained MNIST patch Transformer's attention replaces the paper's speech "
+    f"and GLUE models (out of reach on this CPU); {S['approx_images']} test images × 2 layers × 4 heads, "
+    f"{S['approx_draws']} draws of ω per M.",
+    -0.04,
 )
+plotting.finish_figure(fig, "favor_sharp_attention_error", tight=False)
 
 tv_rows = [[M, *(f"{mean_tv[k, M]:.4f}" for k in KINDS)] for M in S["approx_M"]]
 tv_table = markdown_table(["M", *(LABEL[k] for k in KINDS)], tv_rows)
@@ -192,26 +199,49 @@ display(Markdown("**Mean log(Var/K²), M = 1**: " + lrv_text))
 
 # %%
 small_M = S["approx_M"][0]
-best_sharp_small = min(mean_tv[k, small_M] for k in ("saderf", "aderf", "sderf"))
-rec.record(
+APPROX_REDUCED = run.reduced(
+    f"{S['approx_draws']} draws × {S['approx_images']} images", "approx_draws", "approx_images"
+)
+APPROX_Z = interval_z(samples=S["approx_draws"])  # Student-t over the draws of ω
+paired_gap, paired_se = mean_and_se(tv_per_draw["sderf", small_M] - tv_per_draw["gerf", small_M])
+rec.record_estimate(
     "favor_sharp_beats_favor_pp_small_M",
-    f"FAVOR# approximates attention better than FAVOR++ with few random features (M = {small_M})",
+    f"FAVOR# (SDERF, the paper's speech variant) approximates attention better than FAVOR++ with few random features "
+    f"(M = {small_M})",
     paper="speech Fig 4: FAVOR# better at m = 8 (no numbers)",
-    ours={LABEL[k]: mean_tv[k, small_M] for k in KINDS},
-    holds="scaled" if best_sharp_small < mean_tv["gerf", small_M] else False,
-    note="mean TV error of attention rows on a trained MNIST Transformer's real queries/keys, instead of a speech model",
+    estimate=paired_gap,
+    se=paired_se,
+    below=0.0,
+    z=APPROX_Z,
+    quantity="mean TV error SDERF − GERF over draws of ω (paired: one ω per draw)",
+    extra={LABEL[k]: mean_tv[k, small_M] for k in KINDS},
+    meaningful_at="standard",
+    reduced=APPROX_REDUCED,
+    note="stand-in: mean TV error of attention rows on a trained MNIST Transformer's real queries/keys, instead of a speech model",
 )
 large_M = S["approx_M"][-1]
-gap_large = (mean_tv["gerf", large_M] - mean_tv["sderf", large_M]) / mean_tv["gerf", large_M]
-gap_small = (mean_tv["gerf", small_M] - mean_tv["sderf", small_M]) / mean_tv["gerf", small_M]
+# M → (mean, s.e.) over draws of the absolute TV gap GERF − SDERF (paired within each draw)
+absolute_gap = {M: mean_and_se(tv_per_draw["gerf", M] - tv_per_draw["sderf", M]) for M in (small_M, large_M)}
+gap_small, gap_large = absolute_gap[small_M][0], absolute_gap[large_M][0]
 rec.record(
     "favor_sharp_gap_vs_M",
     "The advantage of FAVOR# (SDERF) over FAVOR++ is largest with few features and shrinks as M grows",
     paper="speech Fig 4: better at m = 8, similar at m = 128",
-    ours={f"relative_gap_M{small_M}": gap_small, f"relative_gap_M{large_M}": gap_large},
-    holds="scaled" if gap_small >= gap_large else False,
-    note="relative TV gap (GERF − SDERF)/GERF on attention rows, a proxy for the paper's speech metric; the absolute "
-    "gap shrinks with M for every method, the relative one need not",
+    ours={
+        f"absolute_gap_M{small_M}": gap_small,
+        f"absolute_gap_M{large_M}": gap_large,
+        f"relative_gap_M{small_M}": gap_small / mean_tv["gerf", small_M],
+        f"relative_gap_M{large_M}": gap_large / mean_tv["gerf", large_M],
+    },
+    holds=decide_smaller(absolute_gap[large_M], absolute_gap[small_M], z=APPROX_Z),
+    criterion=f"absolute TV gap GERF − SDERF at M = {large_M} minus at M = {small_M}, ± {APPROX_Z:.2f} s.e. over draws, "
+    "below 0; fails if wholly above 0, else inconclusive",
+    meaningful_at="standard",
+    reduced=APPROX_REDUCED,
+    expected="fails",
+    because="on this stand-in SDERF's advantage over GERF grows with M, in absolute and in relative terms: the "
+    "opposite of the paper's speech result",
+    note="stand-in: TV error of attention rows, a proxy for the paper's speech metric",
 )
 rec.record(
     "kernel_variance_on_real_attention",
@@ -223,6 +253,7 @@ rec.record(
         and mean_lrv["aderf"] <= mean_lrv["gerf"] + 1e-9
         and mean_lrv["gerf"] <= mean_lrv["positive"] + 1e-9
     ),
+    criterion="closed-form mean log relative variance: SDERF ≤ GERF, ADERF ≤ GERF and GERF ≤ PosRF (+1e-9)",
     note=f"mean over pairs, heads, layers and {S['variance_images']} images of the closed-form log relative variance (M = 1)",
 )
 
@@ -272,9 +303,25 @@ display(Markdown(markdown_table(["attention", "M", "zero-shot accuracy", "after 
 # | FAVOR# (SADERF) | **82.69** | 90.68 | **90.01** | **92.53** | **59.33** | 85.48 | 87.99 | **69.68** |
 
 # %%
+FINETUNE_REDUCED = run.reduced(
+    f"{S['finetune_steps']} fine-tuning steps, {S['eval_draws']} evaluation draws", "finetune_steps", "eval_draws"
+)
 for M in S["finetune_M"]:
     acc = {k: glue_rows[k, M]["fine_tuned"] for k in FINETUNE_KINDS}
     draw_sd = max(glue_rows[k, M]["draw_sd"] for k in FINETUNE_KINDS)
+    # (mean, s.e.) over evaluation draws of ω; NaN s.e. (one draw, quick scale) leaves the comparison undecided
+    draws_se = {
+        (k, stage): (glue_rows[k, M][stage], glue_rows[k, M][f"{stage}_sd"] / np.sqrt(S["eval_draws"]))
+        for k in FINETUNE_KINDS
+        for stage in ("zero_shot", "fine_tuned")
+    }
+    decidable = S["eval_draws"] > 1
+    # Student-t over the evaluation draws; Bonferroni over the zero-shot claim's comparisons
+    eval_z = interval_z(samples=max(2, S["eval_draws"]))
+    zero_z = interval_z(samples=max(2, S["eval_draws"]), parts=len(FINETUNE_KINDS) - 1)
+    # the outcomes documented from the standard-scale run (M = 8 and 32): differences of about one accuracy point
+    # that the evaluation draws cannot resolve
+    undecided = {("saderf", 8), ("saderf", 32), ("zero-shot", 8)}
     for variant, paper_says in (
         ("saderf", "GLUE Table 1: FAVOR# (SADERF) above FAVOR++ on 6/8 tasks"),
         ("sderf", "not run in the paper's GLUE table (SDERF is its speech and kernel variant)"),
@@ -283,13 +330,23 @@ for M in S["finetune_M"]:
             continue
         rec.record(
             f"finetuned_{variant}_vs_favor_pp_M{M}",
-            f"Warm-started and fine-tuned, {LABEL[variant]} is at least as accurate as FAVOR++ (M = {M})",
+            f"Warm-started and fine-tuned, {LABEL[variant]} is more accurate than FAVOR++ (M = {M})",
             paper=paper_says,
             ours={LABEL[k]: v for k, v in acc.items()}
             | {"softmax (fine-tuned)": glue_rows["softmax", None]["fine_tuned"]},
-            holds="scaled" if acc[variant] >= acc["gerf"] else False,
-            note=f"MNIST patch Transformer instead of BERT/GLUE; {S['finetune_steps']} fine-tuning steps; mean over "
-            f"{S['eval_draws']} evaluation draws of ω (largest standard deviation over draws: {100 * draw_sd:.2f} %)",
+            holds=decide_smaller(draws_se["gerf", "fine_tuned"], draws_se[variant, "fine_tuned"], z=eval_z)
+            if decidable
+            else "inconclusive",
+            criterion=f"accuracy FAVOR++ − variant, ± {eval_z:.2f} s.e. over evaluation draws of ω, below 0; fails if "
+            "wholly above 0, else inconclusive",
+            meaningful_at="paper",  # one fine-tuning run per method: its own randomness is not in the s.e.
+            reduced=FINETUNE_REDUCED,
+            expected="inconclusive" if (variant, M) in undecided else "holds",
+            because="SADERF and FAVOR++ differ by about one accuracy point, within the evaluation-draw spread"
+            if (variant, M) in undecided
+            else "",
+            note=f"stand-in: MNIST patch Transformer instead of BERT/GLUE; mean over {S['eval_draws']} evaluation "
+            f"draws of ω (largest standard deviation over draws: {100 * draw_sd:.2f} %)",
         )
     zero = {k: glue_rows[k, M]["zero_shot"] for k in FINETUNE_KINDS}
     rec.record(
@@ -297,8 +354,55 @@ for M in S["finetune_M"]:
         f"Swapped in without fine-tuning, FAVOR+ loses the most accuracy (M = {M})",
         paper="Table 1: FAVOR+ is the weakest on every task",
         ours={LABEL[k]: v for k, v in zero.items()},
-        holds="scaled" if zero["positive"] <= min(zero.values()) + 1e-12 else False,
+        holds=combine(
+            decide_smaller(draws_se["positive", "zero_shot"], draws_se[k, "zero_shot"], z=zero_z)
+            for k in FINETUNE_KINDS
+            if k != "positive"
+        )
+        if decidable
+        else "inconclusive",
+        criterion=f"for every other method, zero-shot accuracy FAVOR+ − other, ± {zero_z:.2f} s.e. over evaluation draws "
+        "(Student-t, Bonferroni), below 0; fails if any is wholly above 0, else inconclusive",
+        meaningful_at="standard",
+        reduced=FINETUNE_REDUCED,
+        expected="inconclusive" if ("zero-shot", M) in undecided else "holds",
+        because="at M = 8 FAVOR+ is not the worst zero-shot (0.547, between ADERF's 0.501 and SDERF's 0.571); no pair "
+        "is resolved by the evaluation draws"
+        if ("zero-shot", M) in undecided
+        else "",
+        note="stand-in: MNIST patch Transformer instead of BERT/GLUE",
     )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of FAVOR# that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "favor_sharp:Figure 4",
+        "stand-in",
+        "LibriSpeech Conformer-Transducer (TPU) replaced by the attention-row TV error of a trained 2-layer MNIST patch Transformer, M = 8…256, paired draws of ω.",
+    ),
+    (
+        "favor_sharp:Table 1",
+        "stand-in",
+        "BERT-base/GLUE replaced by a warm-started MNIST patch Transformer with its attention swapped and fine-tuned (one run per method), M ∈ {8, 32}; the paper's numbers are quoted, not compared.",
+    ),
+    (
+        "favor_sharp:Table 2",
+        "out of reach",
+        "1M-step BERT-base MLM pretraining (12 layers, 768 hidden, 512 tokens, M=256) on 8×8 TPUv3; no checkpoint or data offline, 2 CPU cores. Stand-in uses a tiny MNIST Transformer.",
+    ),
+    (
+        "favor_sharp:Table 3",
+        "out of reach",
+        "BooksCorpus and Wikipedia have no offline copy and pretraining is TPU-scale; table is data description only (second row truncated in an independent source, present here).",
+    ),
+):
+    rec.cover(item, status, detail)
 rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
@@ -307,14 +411,15 @@ display(Markdown(rec.table()))
 #
 # * **Speech (Fig 4) and GLUE (Table 1)** are not reproduced: both need TPU-scale models and datasets that have no
 #   offline copy. The stand-in keeps the mechanism (fitted DERF features inside trained attention; warm start then
-#   fine-tune) on a real task that fits on 2 CPU cores; its verdicts are *scaled* at best.
+#   fine-tune) on a real task that fits on 2 CPU cores; its verdicts speak for this stand-in, not for speech or GLUE.
 # * **Real token representations** are a trained Transformer's queries and keys on MNIST patches; a Penn Treebank
 #   language model would add a text domain but its training does not fit this notebook's 15-minute budget next to
 #   the rest.
 # * **Fine-tuning** (standard scale) runs 60 Adam steps per attention type and evaluates on 4 000 of the 10 000
-#   MNIST test images with 2 draws of ω; the softmax model is pretrained for 800 steps. Ten fine-tuning runs
+#   MNIST test images with 8 draws of ω; the softmax model is pretrained for 800 steps. Ten fine-tuning runs
 #   (5 types × 2 values of M) must fit the 15-minute budget, and ADERF's per-head eigendecompositions make its step
 #   ~3× slower than FAVOR+'s on this CPU (0.43 s vs 0.15 s at batch 128). `make paper` pretrains 6 000 steps and
-#   fine-tunes 1 500 steps for 3 values of M, with 5 draws on all test images.
+#   fine-tunes 1 500 steps for 3 values of M, with 10 draws on all test images. With one fine-tuning run per method,
+#   the fine-tuned comparisons are decided only at paper scale (their s.e. omits the run's own randomness).
 # * **Quick scale** pretrains 40 steps of batch 64 on 2 000 images and fine-tunes 5 steps with three attention
 #   types: a smoke test only.

@@ -59,6 +59,7 @@ from rflib import kama, kernels
 from rflib.experiments import datasets, kama_kernels
 from rflib.moments import png as png_moments
 from rflib.notebook import plotting
+from rflib.notebook.results import interval_z
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -181,11 +182,15 @@ display(Markdown(markdown_table(["d", "k", *(f"{n} (batch {b}) ms" for n, b in c
 
 rec.record(
     "kama_flops_and_storage_crossover",
-    "KAMA layers with k = 5 d ln d rotations need fewer flops and less storage than dense layers",
+    "KAMA layers with k = 5 d ln d rotations need fewer flops and less storage than dense layers once d is large "
+    "enough (O(d log d) vs O(d²))",
     paper="O(d log d) vs O(d²) (§2, §4); the paper's kernel datasets have d ≤ 86",
     ours={"fewer flops from d": flop_cross, "less storage from d": storage_cross},
-    holds="scaled",
-    note="true only from d ≈ 62–64; at boston's d = 13, KAMA needs 1 002 flops vs 338 dense",
+    holds=flop_cross is not None and storage_cross is not None,
+    criterion=f"exact counts: KAMA's flops and storage are below dense for every d from some crossover on, up to "
+    f"d = {max(S['time_dims'])}",
+    note="true only from d ≈ 62–64: at d = 13 (boston) KAMA needs 1 002 flops vs 338 dense, so on most of the "
+    "paper's kernel datasets KAMA is the more expensive construction",
 )
 # the smallest measured d from which each beats dense at every larger measured d (one noisy point cannot make a win)
 wall = {
@@ -198,7 +203,13 @@ rec.record(
     "Applying a random KAMA matrix is faster than a dense matmul (wall clock, the d from which it wins for good)",
     paper="KAMA 'outperforms other orthogonal transforms speed-wise' (Fig 2; no timings given)",
     ours=wall,
-    holds="scaled" if any(v is not None for v in wall.values()) else False,
+    holds=any(wall[f"kama, batch {b}"] is not None for b in (1, 256)),
+    criterion=f"the paper's construction (one Givens rotation per step) beats the dense matmul for good from some "
+    f"measured d ≤ {max(S['time_dims'])}, at batch 1 or 256 (median of {S['time_repeats']} timings)",
+    meaningful_at="standard",
+    expected="fails",
+    because="the paper's one-rotation-per-step law is latency-bound in JAX on CPU and never beats a dense matmul; "
+    "only our disjoint-layer variant (not the paper's law) wins, at batch 256 from d = 4 096",
     note=f"JAX on a 2-core CPU, float32, d ≤ {max(S['time_dims'])}; the paper's law applies one rotation per scan "
     "step (latency-bound); the disjoint-layer variant is not the paper's law",
 )
@@ -222,6 +233,7 @@ rec.record(
     "The PNG kernels' closed forms (Definition 2) agree with exact quadrature",
     ours={"max abs difference": worst},
     holds=worst < 1e-10,
+    criterion="largest |closed form − quadrature| < 1e-10 over the activations with a closed form",
 )
 
 # %% [markdown]
@@ -264,13 +276,22 @@ plotting.finish_figure(
 
 law_z = kama_kernels.theorem1_law_deviations(ratio_sim, S["dims"], thetas)  # (|ORN − law| − slack) / s.e.
 worst_z = max(law_z.values())
+# power: the law's largest predicted gain 1 − law in units of ORN's s.e., per d — can the data tell the law from no gain?
+law_power = {d: max((1 - ratio_sim["law", d, t][0]) / ratio_sim["orn", d, t][1] for t in thetas) for d in S["dims"]}
 print("worst (d, θ):", max(law_z, key=law_z.get), f"{worst_z:.2f} s.e. beyond the 0.5/d² slack")
 rec.record(
     "theorem1_angular_law",
     "For the angular kernel, ORN's MSE matches the first-order law 1 − (d−1)/d · 4 sin²θ/π² / (1 − K²) × MSE_URN",
     paper="Theorem 1: MSE_ORN ≤ MSE_URN − K(ε)/d (no constant)",
-    ours={"worst deviation beyond a 0.5/d² slack, in standard errors": worst_z},
-    holds=worst_z < 4,
+    ours={
+        "worst deviation beyond a 0.5/d² slack, in standard errors": worst_z,
+        "largest predicted gain in s.e., per d": law_power,
+    },
+    holds=("holds" if min(law_power.values()) > 4 else "inconclusive") if worst_z < 4 else "fails",
+    criterion="at every (d, θ), |ORN ratio − law| ≤ 0.5/d² (the law's O(d⁻²) allowance) + 4 s.e.; and the data must "
+    "resolve the predicted gain (largest 1 − law > 4 s.e. of ORN's ratio at every d), else inconclusive",
+    meaningful_at="standard",
+    reduced=run.reduced(f"{S['draws']:,} draws, d ≤ {max(S['dims'])}", "draws", "dims"),
     note="axis-aligned x, y; the constant the theorem leaves open is 4 sin²θ/π² (d−1)/d² here",
 )
 
@@ -286,7 +307,11 @@ x, y = kernels.pair_at_angle(np.pi / 3, d=d)
 gain = kama_kernels.orthogonal_gain_table(
     ("relu", "tanh", "cos", "erf", "identity", "square"), x, y, partial(keys, "other activations"), S["draws"]
 )
-gain_ok = {n: abs(g["gap"] - g["predicted"]) < max(4 * g["gap_se"], 0.15 * g["predicted"]) for n, g in gain.items()}
+# the law's band: Bonferroni over the activations, plus 5 % of the prediction for the O(1/d) second-order terms
+GAIN_Z = interval_z(parts=len(gain))
+gain_ok = {
+    n: abs(g["gap"] - g["predicted"]) < GAIN_Z * g["gap_se"] + 0.05 * abs(g["predicted"]) for n, g in gain.items()
+}
 gain_rows = [
     [n, f"{g['kernel']:.4f}", *(f"{g[k]:.5f}" for k in ("urn", "orn")), f"{g['gap']:.5f} ± {2 * g['gap_se']:.5f}"]
     + [f"{g['predicted']:.5f}"]
@@ -296,10 +321,16 @@ display(Markdown(markdown_table(["f", "K", "MSE URN", "MSE ORN", "gap (±2 s.e.)
 smooth = [n for n in gain_ok if n != "square"]
 rec.record(
     "gain_law_other_activations",
-    "The first-order gain law predicts the ORN gain for ReLU, tanh, cos, erf and identity (within 4 s.e. or 15 %)",
-    ours={n: bool(v) for n, v in gain_ok.items()},
-    holds=all(gain_ok[n] for n in smooth),
-    note="our derivation (notes §3.3); u² is shown as the case where second-order terms matter",
+    "The first-order gain law predicts the ORN gain for ReLU, tanh, cos, erf and identity, and misses it for u²",
+    ours={
+        n: {"gap": g["gap"], "s.e.": g["gap_se"], "predicted": g["predicted"], "within": bool(gain_ok[n])}
+        for n, g in gain.items()
+    },
+    holds=all(gain_ok[n] for n in smooth) and not gain_ok["square"],
+    criterion=f"|measured gap − predicted gap| < {GAIN_Z:.2f} s.e. (Bonferroni over the activations) + 5 % of the "
+    "prediction for every activation but u², and not for u² (the negative control: its second-order terms are large)",
+    meaningful_at="standard",  # the negative control needs the standard scale's draws to be resolved
+    note="our derivation (§3 above); u² is shown as the case where second-order terms matter",
 )
 
 # %% [markdown]
@@ -323,6 +354,10 @@ rec.record(
     paper="Theorem 1 (and Theorem 2 for KAMA)",
     ours={"He₂, x ⊥ y: c/s.e. at d = 8": he2_cov[8][0] / he2_cov[8][1], "sgn, x ∥ y: MSEs": par_mse},
     holds=not (he2_cov[8][0] > 5 * he2_cov[8][1]),
+    criterion="no counterexample: the covariance c of two orthogonal rows for f = u² − 1, x ⊥ y (d = 8) is not > 5 s.e. "
+    "above 0 (c > 0 makes ORN worse than URN)",
+    expected="fails",
+    because="false as printed (ERRATA.md KAMA-E2): it needs a hypothesis such as ‖H(x, y)‖_F ≥ h₀ > 0",
     note="counterexamples: parallel inputs (both MSEs 0) and f = u² − 1 on orthogonal inputs (orthogonal rows hurt); "
     "a hypothesis ‖H(x, y)‖_F ≥ h₀ > 0 (plus finite fourth moments) repairs it",
 )
@@ -372,17 +407,20 @@ plotting.finish_figure(
 
 c_paper = max(S["sweep"])
 paper_k = sweep[c_paper]
-rec.record(
+half_gap = 0.5 * (urn_ref / d - orn_ref[0])  # half of ORN's exact-URN gain: the equivalence margin
+rec.record_estimate(
     "theorem2_kama_matches_orn",
-    "KAMA with k = 5 d ln d rotations is unbiased within noise and matches ORN on axis-aligned inputs",
+    "KAMA with k = 5 d ln d rotations matches ORN on axis-aligned inputs: their MSEs differ by less than half of "
+    "ORN's gain over URN",
     paper="Theorem 2 (k = L(ε) d log d); experiments use k = 5 d log d",
-    ours={
-        "bias / s.e.": paper_k["axis"][2] / paper_k["axis"][3],
-        "MSE KAMA": paper_k["axis"][0],
-        "MSE ORN": orn_ref[0],
-    },
-    holds=abs(paper_k["axis"][2]) < 4 * paper_k["axis"][3]
-    and abs(paper_k["axis"][0] - orn_ref[0]) < 4 * math.hypot(paper_k["axis"][1], orn_ref[1]),
+    estimate=paper_k["axis"][0] - orn_ref[0],
+    se=math.hypot(paper_k["axis"][1], orn_ref[1]),
+    within=(-half_gap, half_gap),
+    quantity="MSE KAMA − MSE ORN",
+    extra={"MSE KAMA": paper_k["axis"][0], "MSE ORN": orn_ref[0], "MSE URN (exact)": urn_ref / d},
+    meaningful_at="paper",  # 4 000 draws resolve the difference to about ±0.0009 against a margin of 0.0014
+    reduced=run.reduced(f"{S['draws']:,} draws", "draws"),
+    note=f"bias of KAMA's estimate: {paper_k['axis'][2] / paper_k['axis'][3]:.2f} s.e.",
 )
 small = [c for c in S["sweep"] if c <= 1.0]
 rec.record(
@@ -391,6 +429,7 @@ rec.record(
     paper="not discussed",
     ours={f"k = {sweep[c]['k']}": sweep[c]["axis"][2] for c in small},
     holds=all(abs(sweep[c]["axis"][2]) > 5 * sweep[c]["axis"][3] for c in small),
+    criterion="|bias| > 5 s.e. at every k ≤ d ln d of the sweep",
     note="random dense inputs hide it (see the middle panel)",
 )
 
@@ -398,7 +437,7 @@ rec.record(
 # ## 5 · Fig 1: pointwise MSE of the angular kernel on real data
 #
 # The paper names boston and wine and nothing else (pairs, repetitions, x-axis, preprocessing). Our protocol
-# (notes §4.1): features z-scored per column; `pairs` random pairs of distinct points with a fixed seed;
+# (ERRATA.md KAMA-E9, KAMA-E12): features z-scored per column; `pairs` random pairs of distinct points with a fixed seed;
 # $m = b\,d$ rows in $b$ independent blocks; `fig1_draws` independent matrices per (method, $b$); MSE averaged over
 # pairs. boston is ISLP's 506 × 12; wine is scikit-learn's 178 × 13 (the paper's wine, with ≥ 550 points, is
 # probably UCI wine-quality, which has no offline copy).
@@ -432,8 +471,10 @@ rec.record(
     "Pointwise, KAMA, ORN and HORN give moderate MSE gains over URN on boston and wine",
     paper="Fig 1: 'moderate accuracy gains', KAMA ≈ ORN (no numbers)",
     ours=fig1_ratio,
-    holds="scaled" if all(v < 1 for v in fig1_ratio.values()) else False,
-    note="mean over b of MSE / MSE_URN; wine is scikit-learn's 178-point set, a stand-in",
+    holds=bool(all(v < 1 for v in fig1_ratio.values())),
+    criterion="every orthogonal mechanism's mean MSE ratio to URN (over b) < 1 on every data set",
+    meaningful_at="standard",
+    note="mean over b of MSE / MSE_URN; stand-in: wine is scikit-learn's 178-point set",
 )
 
 # %% [markdown]
@@ -478,7 +519,10 @@ rec.record(
     "Every orthogonal mechanism (ORN, KAMA, HORN) has a lower kernel-matrix error than URN on every dataset",
     paper="Fig 2: 'almost identical curves substantially better than for the URN mechanism'",
     ours=fig2_ratio,
-    holds="scaled" if all(v < 1 for v in fig2_ratio.values()) else False,
+    holds=bool(all(v < 1 for v in fig2_ratio.values())),
+    criterion="every orthogonal mechanism's mean error ratio to URN (over b) < 1 on every data set",
+    meaningful_at="standard",
+    reduced=run.reduced(f"{S['fig2_draws']} draws", "fig2_draws"),
     note=f"mean over b of ε / ε_URN; {S['fig2_draws']} draws instead of 1 000; stand-ins marked *",
 )
 common = [name for name in FIG1_SETS if name in sets]
@@ -491,6 +535,10 @@ if common:
         paper="§6.1: gains 'moderate' pointwise (Fig 1), 'more substantial' for kernel matrices (Fig 2)",
         ours={"pointwise MSE ratio": pointwise, "squared Frobenius-error ratio": matrix_sq, "datasets": common},
         holds=matrix_sq < pointwise - 0.05,
+        criterion="squared matrix-error ratio below the pointwise MSE ratio by more than 0.05",
+        meaningful_at="standard",
+        expected="fails",
+        because="compared like with like (ε² vs MSE), the kernel-matrix gain equals the pointwise one (0.620 vs 0.617)",
         note="like is compared with like: ε² is a sum of squared pointwise errors, so (ε_KAMA/ε_URN)² is the "
         "matrix analogue of the MSE ratio; Fig 2 plots ε, not ε², which makes the same gain look smaller, not larger",
     )
@@ -499,7 +547,10 @@ rec.record(
     "KAMA's kernel-matrix error is within 5 % of ORN's at every dataset and b",
     paper="Fig 2: 'almost identical curves'",
     ours={"largest relative difference": kama_vs_orn},
-    holds="scaled" if kama_vs_orn < 0.05 else False,
+    holds=bool(kama_vs_orn < 0.05),
+    criterion="largest |ε_KAMA − ε_ORN| / ε_ORN over data sets and b < 0.05",
+    meaningful_at="standard",
+    reduced=run.reduced(f"{S['fig2_draws']} draws", "fig2_draws"),
 )
 
 # %% [markdown]
@@ -537,8 +588,60 @@ rec.record(
         for d, v in descent.items()
     },
     holds=all(v[1] >= -1e-12 and v[2] < 1e-12 for v in descent.values()),
+    criterion="every step's decrease ≥ the bound − 1e-12, and ‖MᵀM − I‖ < 1e-12 throughout, for every d",
     note="F(M) = ‖M − T‖²_F with B = 4; the paper's 'converges to a stationary point' is only ‖∇F(M_t)‖ → 0",
 )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of KAMA-NNs that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "kama:Definition 1",
+        "implemented",
+        "kama.random_product / rotations_for(d, c) with c = C/2 (docstring); the k-sweep marks C = 1 (coupon collector). 'Not dense but approximates well' capacity study not done.",
+    ),
+    (
+        "kama:Definition 2",
+        "checked exactly",
+        "Closed forms for ten activations agree with polar Gauss–Legendre/Laguerre quadrature to ~1e-12; tanh against an independent Gauss–Hermite rule.",
+    ),
+    (
+        "kama:Theorem 1",
+        "Monte Carlo",
+        "Seeded MC (4 000 draws): ORN vs URN against a quadrature first-order law. Counterexamples (x ∥ y: zero MSE exactly; He₂, x ⊥ y: MC) show it false as printed.",
+    ),
+    (
+        "kama:Theorem 2",
+        "Monte Carlo",
+        "Seeded MC only (sgn/ReLU, d = 32, axis-aligned inputs): k = 5·d·ln d unbiased and ≈ ORN; k ≤ d·ln d biased. He₂ counterexample run for ORN only.",
+    ),
+    (
+        "kama:Algorithm 1",
+        "implemented",
+        "kama.givens_descent_step (numerical line search, any F) and kama.procrustes_descent_step (closed form); tested against brute force, finite differences and each other.",
+    ),
+    (
+        "kama:Theorem 3",
+        "checked exactly",
+        "Deterministic float64 check, F = ‖M − T‖²_F, B = 4, closed-form line search: per-step slack ≥ −1e-12 (d = 4–32, 600 steps), SO(d) drift < 1e-12. One objective only.",
+    ),
+    (
+        "kama:Figure 1",
+        "stand-in",
+        "wine → scikit-learn wine (178 × 13); boston is ISLP's 506 × 12. Protocol (200 pairs, 1 000 draws, b ∈ {1,2,4,8}, z-scored) is the repo's own; paper states none.",
+    ),
+    (
+        "kama:Figure 2",
+        run.coverage_status("reduced", "fig2_draws"),
+        f"{S['fig2_draws']:,} of the paper's 1 000 draws; stand-ins: cpu → diabetes, wine → scikit-learn wine, parkinson → breast cancer; g50c re-synthesised.",
+    ),
+):
+    rec.cover(item, status, detail)
 rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 
@@ -552,7 +655,8 @@ display(Markdown(rec.table()))
 # * **Repetitions.** Fig 2 averages `fig2_draws` draws (100 at standard scale, the paper's 1 000 at `make paper`);
 #   Fig 1's protocol (pairs, draws, x-axis) is ours because the paper states none.
 # * **Speed.** The wall-clock panel is JAX on this 2-core CPU. The paper's law applies one rotation per scan step,
-#   which is latency-bound here; a compiled scalar loop (the notes measured numba) or the disjoint-layer variant is
+#   which is latency-bound here; a compiled scalar loop (numba, measured outside this repository) or the disjoint-layer variant is
 #   needed for the O(k) advantage to show, and only at large d.
-# * **Quick scale** uses 600 draws, one dimension, one dataset per figure and one block count: a smoke test whose
-#   verdicts are not meaningful.
+# * **Quick scale** uses 600 draws, one dimension, one dataset per figure and one block count: a smoke test. The
+#   exact claims (closed forms, Theorem 3) are asserted at every scale; the statistical ones say `meaningful_at`
+#   standard (or paper) and are asserted on the committed standard-scale results.

@@ -47,12 +47,13 @@ from IPython.display import Markdown, display
 
 from rflib.experiments import policies, rl
 from rflib.notebook import plotting
+from rflib.notebook.results import decide, decide_smaller, decide_test, interval_z, majority, mean_and_se
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # tasks: {env: (steps per run, seeds)}; ablation: (env, steps, seeds, K values).
     "quick": dict(
-        tasks={"InvertedPendulum-v5": (4_096, 1)},
+        tasks={"InvertedPendulum-v5": (4_096, 2)},
         ablation=("InvertedPendulum-v5", 4_096, 1, (10, 200)),
     ),
     "standard": dict(
@@ -94,18 +95,21 @@ rows = [
     for (algo, env), t in table1.items()
 ]
 display(Markdown(markdown_table(["algorithm", "task", "dense parameters", "KAMA / dense", "Toeplitz / dense"], rows)))
-rec.record(
-    "table1_parameter_ratios",
-    "KAMA policies use ~15–17 % and Toeplitz ~7–8 % of the dense policy's parameters (PPO)",
-    paper={env: {"KAMA %": p[0], "Toeplitz %": p[1]} for env, p in PAPER_TABLE1.items()},
-    ours={env: {k: round(table1["PPO", env][k], 1) for k in ("kama", "toeplitz")} for env in PAPER_TABLE1},
-    holds=all(
-        abs(table1["PPO", env]["kama"] - p[0]) < 1.5 and abs(table1["PPO", env]["toeplitz"] - p[1]) < 0.5
-        for env, p in PAPER_TABLE1.items()
-    ),
-    note="mean network weights + biases; Toeplitz matches exactly, KAMA ~1 point below the paper (it may count "
-    "the log-std or value parameters)",
-)
+for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "Toeplitz"))):
+    rec.record(
+        f"table1_{kind}_parameter_ratio",
+        f"{paper_label} policies use the printed share of the dense policy's parameters (PPO: "
+        f"{' / '.join(f'{p[column]} %' for p in PAPER_TABLE1.values())})",
+        paper={env: p[column] for env, p in PAPER_TABLE1.items()},
+        ours={env: round(table1["PPO", env][kind], 1) for env in PAPER_TABLE1},
+        holds=all(abs(table1["PPO", env][kind] - p[column]) < 0.5 for env, p in PAPER_TABLE1.items()),
+        criterion="exact count within 0.5 points of the printed integer percentage (its rounding) on every task",
+        expected="fails" if kind == "kama" else "holds",
+        because="our count (mean network weights + biases) is 0.6–1.2 points below the paper's KAMA shares; the paper "
+        "does not say what it counted (the log-std or the value network would add to it)"
+        if kind == "kama"
+        else "",
+    )
 
 # %% [markdown]
 # ## 2 · Fig 3: PPO with dense, KAMA and Toeplitz policies
@@ -138,26 +142,53 @@ score_rows = [[env, *("{:.1f} ± {:.1f}".format(*summary[env, a]) for a in polic
 table = markdown_table(["task", *(LABEL[a] for a in policies.ARCHITECTURES)], score_rows)
 display(Markdown("**Final score (mean ± std over seeds)**\n\n" + table))
 
-kama_beats_toeplitz = {env: summary[env, "kama"][0] - summary[env, "toeplitz"][0] for env in tasks}
+score_se = {key: mean_and_se(v) for key, v in scores.items()}  # (mean, s.e.) over seeds
+RL_Z = interval_z(samples=min(seeds for _, seeds in S["tasks"].values()))  # Student-t: 12.7 for 2 seeds
+RL_REDUCED = run.reduced(
+    ", ".join(f"{e} {st:,} steps × {n} seeds" for e, (st, n) in S["tasks"].items()) + " (paper: 10⁶ steps × 5 seeds)",
+    "tasks",
+)
 rec.record(
     "kama_beats_toeplitz",
     "KAMA policies reach a higher return than Toeplitz policies on most tasks",
     paper="Fig 3: 'across most tasks KAMA-NNs policies achieve better performance than Toeplitz policies'",
     ours={env: {a: summary[env, a][0] for a in policies.ARCHITECTURES} for env in tasks},
-    holds="scaled" if sum(v > 0 for v in kama_beats_toeplitz.values()) > len(tasks) / 2 else False,
-    note=f"PPO re-implemented in JAX; gymnasium v5 tasks; {', '.join(f'{e} {st:,} steps × {n} seeds' for e, (st, n) in S['tasks'].items())} "
-    "instead of 10⁶ steps × 5 seeds",
+    holds=majority(decide_smaller(score_se[env, "toeplitz"], score_se[env, "kama"], z=RL_Z) for env in tasks),
+    criterion=f"per task, KAMA's mean final score − Toeplitz's, ± {RL_Z:.2f} s.e. over seeds (Student-t), above 0; "
+    "holds if more than half of the tasks hold, fails if no majority is possible, else inconclusive",
+    meaningful_at="paper",  # 2 seeds at standard scale cannot decide it
+    reduced=RL_REDUCED,
+    expected="inconclusive",
+    because="with 2 seeds per task no per-task difference is resolved (HalfCheetah: KAMA −502 vs Toeplitz −512, "
+    "before either has learned to run)",
+    note="PPO re-implemented in JAX; gymnasium v5 tasks",
 )
 # Learning progress = final score − the mean first-iteration return of all runs on the task (≈ a random policy), so
 # that tasks with negative returns (HalfCheetah early in training) compare correctly.
 _, progress = rl.learning_progress(runs, scores)  # ({task: start}, {task: {architecture: progress}})
 kama_vs_dense = {env: progress[env]["kama"] / progress[env]["dense"] for env in tasks}
+# s.e. of each progress ratio by the delta method from the two architectures' s.e. over seeds (independent runs)
+ratio_se = {
+    env: abs(kama_vs_dense[env])
+    * np.hypot(score_se[env, "kama"][1] / progress[env]["kama"], score_se[env, "dense"][1] / progress[env]["dense"])
+    for env in tasks
+}
 rec.record(
     "kama_approaches_dense",
     "KAMA policies approach dense ones (learning progress at least 70 % of dense on most tasks)",
     paper="Fig 3: KAMA trails dense policies somewhat (no numbers)",
     ours={env: {"progress ratio KAMA / dense": kama_vs_dense[env], **progress[env]} for env in tasks},
-    holds="scaled" if sum(v >= 0.7 for v in kama_vs_dense.values()) > len(tasks) / 2 else False,
+    holds=majority(
+        decide(kama_vs_dense[env], ratio_se[env], above=0.7, z=RL_Z) if np.isfinite(ratio_se[env]) else "inconclusive"
+        for env in tasks
+    ),
+    criterion=f"per task, the progress ratio KAMA / dense ± {RL_Z:.2f} s.e. (delta method over seeds, Student-t) above "
+    "0.7 (our reading of 'trails dense somewhat'); holds if more than half of the tasks hold, fails if no majority "
+    "is possible, else inconclusive",
+    meaningful_at="paper",  # 2 seeds at standard scale cannot decide it
+    reduced=RL_REDUCED,
+    expected="inconclusive",
+    because="2 seeds per task leave every progress ratio's ± 2 s.e. interval across 0.7",
     note="progress = final score − mean first-iteration return on the task; > 1 means KAMA learned faster",
 )
 
@@ -180,15 +211,59 @@ axes[1].set(
 )
 caption = f"Fig 5 stand-in ({scale} scale): {steps_ab:,} steps × {seeds_ab} seeds per K (paper: 10⁶ steps)"
 plotting.finish_figure(fig, "kama_rl_ablation", caption, fontsize=9)
-rho = rl.rank_correlation(ab_scores)  # Spearman ρ(K, final score) over every run; NaN for fewer than 3 K
+rho, p_up, p_down = rl.rank_trend(ab_scores)  # Spearman ρ(K, final score) over every run, one-sided p-values
 rec.record(
     "return_grows_with_K",
     "The return of KAMA policies grows with the number of rotations K",
     paper="Fig 5: performance improves with K ∈ {10, 20, 50, 100, 200}",
-    ours={"final score by K": {K: float(np.mean(v)) for K, v in ab_scores.items()}, "Spearman ρ(K, score)": rho},
-    holds=("scaled" if rho > 0.3 else False) if np.isfinite(rho) else "info",
-    note=f"{env_ab}, {steps_ab:,} steps × {seeds_ab} seeds per K",
+    ours={
+        "final score by K": {K: float(np.mean(v)) for K, v in ab_scores.items()},
+        "Spearman ρ(K, score)": rho,
+        "one-sided p (increasing)": p_up,
+    },
+    holds=decide_test(p_up, p_down) if np.isfinite(rho) else "inconclusive",
+    criterion="Spearman's test over every run: holds if the one-sided p-value for an increasing trend < 0.025, fails "
+    "if the one for a decreasing trend is, else inconclusive",
+    meaningful_at="standard",
+    reduced=run.reduced(f"{steps_ab:,} steps × {seeds_ab} seeds per K", "ablation"),
+    note=f"stand-in task: {env_ab} (the paper's ablation task is not stated for Fig 5; our paper scale uses Hopper)",
 )
+
+# %% [markdown]
+# ## Coverage of the paper
+#
+# The numbered items of KAMA-NNs that this notebook accounts for, each with its status (see
+# `rflib.notebook.coverage.STATUSES`); `REPRODUCTION.md` collects them into the per-paper coverage table.
+
+# %%
+for item, status, detail in (
+    (
+        "kama:Remark 1",
+        "implemented",
+        "Policies train only angles and scales; planes are frozen in policies.Structure; kama.layer_apply computes Sx in O(k) (policies materialise W via layer_matrix). Parameter counts follow it.",
+    ),
+    (
+        "kama:Figure 3",
+        run.coverage_status("reduced", "tasks"),
+        "3 of 5 tasks (Swimmer, Hopper, HalfCheetah), 40 960 of 10⁶ steps, 2 of 5 seeds; gymnasium v5 tasks and a JAX PPO with baselines' hyperparameters instead of OpenAI baselines.",
+    ),
+    (
+        "kama:Figure 4",
+        "not yet checked",
+        "Not run. Roboschool '(R)' tasks are out of reach, but MuJoCo tasks exist offline (gymnasium v5) and a JAX TRPO is feasible; README calls TRPO out of reach.",
+    ),
+    (
+        "kama:Table 1",
+        run.coverage_status("paper scale"),
+        "Exact counting at the paper's sizes (2×64, K = 200, gymnasium v5 dims): Toeplitz 7.2/7.2/7.8 % matches; KAMA 14.4/14.4/15.8 %, ~1 point low. Paper's TRPO row lost.",
+    ),
+    (
+        "kama:Figure 5",
+        run.coverage_status("reduced", "ablation"),
+        "PPO only (no TRPO), one task (InvertedPendulum-v5), 20 480 steps × 2 seeds per K, all five K; paper: PPO and TRPO on several tasks, 10⁶ steps.",
+    ),
+):
+    rec.cover(item, status, detail)
 rec.finish()  # every cell ran: mark the results file complete
 display(Markdown(rec.table()))
 

@@ -63,6 +63,7 @@ from rflib.notebook.scaffold import markdown_table, start
 SETTINGS = {"quick": dict(sizes="quick"), "standard": dict(sizes="full"), "paper": dict(sizes="full")}
 run = start("11_performance", scale, seed, SETTINGS)
 size, rec = run.settings["sizes"], run.recorder
+SMALL_SIZES = run.reduced("the quick benchmark sizes (small L and d), where fixed overheads dominate", "sizes")
 device = harness.device_info()
 display(Markdown("**Measured on:** " + ", ".join(f"{k} = {v}" for k, v in device.items())))
 if not device["allocator_tuned"]:
@@ -97,7 +98,13 @@ rec.record(
     "Every feature map costs at most 2× its projection matmul X @ Wᵀ (L = 4096, d = 64, m = 256, float32)",
     paper="performance issue target (the papers give no timings)",
     ours={r["map"]: round(r["ratio"], 2) for r in maps},
-    holds=not any(r["ratio"] > feature_maps.TARGET_RATIO for r in maps) if size == "full" else "scaled",
+    holds=not any(r["ratio"] > feature_maps.TARGET_RATIO for r in maps),
+    criterion=f"every map's median time ≤ {feature_maps.TARGET_RATIO:g}× the matmul's, timed in the same run",
+    meaningful_at="standard",
+    reduced=SMALL_SIZES,
+    expected="fails",
+    because="the hyperbolic and trigonometric maps write 2m columns and evaluate exp or sin/cos on each: 3.7–4.2× the "
+    "m-column matmul at standard scale (about 2× a matmul writing as many columns); the performance issue targets it",
     note=feature_maps.target_note(maps),
 )
 rec.record(
@@ -105,6 +112,7 @@ rec.record(
     "Every feature map returns finite float32 values at these sizes (stabilised bodies, log scales apart)",
     ours={r["map"]: r["finite"] for r in maps},
     holds=all(r["finite"] for r in maps),
+    criterion="every output value finite",
 )
 
 # %% [markdown]
@@ -141,23 +149,31 @@ rec.record(
     "Linear attention (FAVOR+, FAVOR#, HRF) is faster than exact attention from some L ≤ 2048",
     paper="performance issue target; Performer/FAVOR# motivate linear attention by this",
     ours={k: None if v is None else round(v) for k, v in crossovers.items()},
-    holds=all(v is not None and v <= 2048 for v in crossovers.values()) if size == "full" else "scaled",
+    holds=all(v is not None and v <= 2048 for v in crossovers.values()),
+    criterion="every linear method's median time is below exact attention's for every measured L ≥ its crossover, "
+    "and the crossover is ≤ 2048",
+    meaningful_at="standard",
+    reduced=SMALL_SIZES,
 )
 rec.record(
     "linear_attention_5x_at_16k",
     "Linear attention is at least 5× faster than exact attention at L = 16 384",
     paper="performance issue target",
     ours=at_16k,
-    holds=all(v is not None and v >= 5 for v in at_16k.values()) if size == "full" else "scaled",
+    holds=all(v is not None and v >= 5 for v in at_16k.values()),
+    criterion="median-time ratio exact / linear ≥ 5 at L = 16 384 for every linear method",
+    meaningful_at="standard",
+    reduced=SMALL_SIZES,
 )
 rec.record(
     "causal_memory_linear_in_L",
     "Causal linear attention's working memory grows like L (log–log slope ≈ 1), exact attention's like L² (≈ 2)",
     paper="Performer §2.6: O(L) memory for the prefix-sum causal mechanism",
     ours={f"slope {k}": v for k, v in slopes.items()},
-    holds=(all(abs(v - 1) < 0.2 for k, v in slopes.items() if k != "exact") and abs(slopes.get("exact", 2) - 2) < 0.2)
-    if size == "full"
-    else "scaled",
+    holds=all(abs(v - 1) < 0.2 for k, v in slopes.items() if k != "exact") and abs(slopes.get("exact", 2) - 2) < 0.2,
+    criterion="log–log slope of compiled working memory vs L (L ≥ 2048) within 0.2 of 1 (linear) and of 2 (exact)",
+    meaningful_at="standard",
+    reduced=SMALL_SIZES,
     note="XLA's compiled buffer plan (temporaries + output) for L ≥ 2048; tests/test_attention.py asserts the same",
 )
 
@@ -176,7 +192,7 @@ rec.record(
     "FAVOR#'s closed-form fit is a small fraction of one attention call (d = 64, m = 256, bidirectional)",
     paper="FAVOR# §4.2–4.3: the fit adds O(Ld² + d³) to the O(LMd) of the features",
     ours={f"{r['method']}, L = {r['L']}": round(r["fraction"], 2) for r in fit["rows"]},
-    holds="info",
+    holds=None,
     note="both the fit (O(Ld² + d³)) and the call (O(Lmd)) grow with L, so the share stays roughly flat here",
 )
 
@@ -194,7 +210,10 @@ rec.record(
     "Building the angular-hybrid map is faster than a regular trigonometric map with as many features",
     paper="HRF App D.4 / Sec L: O(nd + md + mn) vs O(mnd)",
     ours={f"(m, n) = ({r['m']}, {r['n']})": round(r["speedup"], 2) for r in hrf["rows"]},
-    holds=all(r["speedup"] > 1 for r in hrf["rows"]) if size == "full" else "scaled",
+    holds=all(r["speedup"] > 1 for r in hrf["rows"]),
+    criterion="median-time speed-up > 1 at every (m, n) measured",
+    meaningful_at="standard",
+    reduced=SMALL_SIZES,
     note="wall-clock speed-ups are below the FLOP ratios: sin/cos and writing the features cost the same for both",
 )
 
@@ -224,7 +243,7 @@ rec.record(
         **{k: None if v is None else round(v) for k, v in kama_cross.items()},
         "storage: fewer numbers from d": kama_rotations.storage_crossover(),
     },
-    holds="info",
+    holds=None,
     note="None = never within the measured d; the paper's law is one dependent rotation per step (latency-bound)",
 )
 
@@ -252,8 +271,10 @@ standard = walls["standard"]
 rec.record(
     "standard_notebooks_within_15_min",
     "Every notebook runs within 15 minutes at standard scale",
-    ours={n: round(t / 60, 1) for n, t in standard.items() if n != "11_performance"},
-    holds=(all(t <= 15 * 60 for t in standard.values()) if standard else "info"),
+    ours={n: round(t / 60, 1) for n, t in standard.items()},
+    holds=all(t <= 15 * 60 for t in standard.values()) if standard else None,
+    criterion="every notebook's recorded standard-scale wall time ≤ 15 min",
+    meaningful_at="standard",
     note="from the executed notebooks in build/executed (this run's when run by make)",
 )
 
@@ -272,7 +293,8 @@ display(Markdown(rec.table()))
 #
 # * **Standard = paper** here: the suites run at the sizes the performance issue asks for (L up to 32 768, d up to
 #   4096). Exact attention at L = 32 768 needs 8 GiB of working memory, which fits in this machine's 24 GB.
-# * **Quick scale** runs every suite at toy sizes (L ≤ 1024, d ≤ 64). Its numbers are a smoke test, so every
-#   timing claim is marked *scaled*.
+# * **Quick scale** runs every suite at toy sizes (L ≤ 1024, d ≤ 64), where fixed overheads dominate: the timing
+#   claims are computed with the same criteria but are meaningful only at standard scale (a timing claim that holds
+#   at quick scale is *scaled*).
 # * **One device.** These numbers come from a 2-core CPU. On a GPU, the same notebook and `make bench` record that
 #   device's numbers (JAX picks it); no GPU was available when this was written.

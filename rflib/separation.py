@@ -130,7 +130,7 @@ def qk_matrix(kind, d: int) -> np.ndarray:
 
 def spike_qk(n: int, d: int) -> np.ndarray:
     """X′ = e₀e₀ᵀ + n⁻²·1_{d×d}: a query–key matrix with which *linear* attention separates the self-attention
-    classes (notes §3.8-1). The spike column dominates the scores; the small constant keeps every row sum positive."""
+    classes (notebook 10 §2). The spike column dominates the scores; the small constant keeps every row sum positive."""
     X = np.full((d, d), float(n) ** -2)
     X[0, 0] += 1.0
     return X
@@ -230,7 +230,7 @@ def cross_outputs(n, d, a, j2, j3) -> dict[str, np.ndarray]:
     return {kind: attention(A1, A2, A2, np.eye(d), np.eye(d), kind) for kind in KINDS}
 
 
-# --- the success event and its exact probability (notes §2.7) -------------------------------------------------------
+# --- the success event and its exact probability (our derivation: success_given_probabilities) ----------------------
 
 
 def distinct_rows(c, decimals: int = 12) -> np.ndarray:
@@ -260,7 +260,7 @@ def sign_vectors_or_sample(
 
 
 def sign_vector_source(samples: int, rng_for, *, exact_up_to: int = 14):
-    """The sign vectors for the exact success formula (notes §2.7) as a function of d: ``d ↦``
+    """The sign vectors for the exact success formula (:func:`success_probability`) as a function of d: ``d ↦``
     :func:`sign_vectors_or_sample` ``(d, samples, rng_for(d))``, i.e. all 2^d vectors (d,) for d ≤ ``exact_up_to``
     and otherwise ``samples`` iid uniform ones from the generator ``rng_for(d)``.  Returns a callable d → (N, d).
 
@@ -375,7 +375,7 @@ def distinct_query_rows(Q) -> tuple[np.ndarray, np.ndarray]:
     """Per batch element, the distinct rows of Q (T, n, d) and their multiplicities: rows (T, k, d), counts (T, k).
 
     Softmax and linear attention act row by row, so identical query rows give identical output rows: attending
-    with the k distinct queries and weighting by multiplicity gives F exactly (notes §5, speed-up (i)). Batches with
+    with the k distinct queries and weighting by multiplicity gives F exactly (our speed-up). Batches with
     fewer than k distinct rows are padded with copies of their row 0 at multiplicity 0.
     """
     Q = np.asarray(Q, float)
@@ -476,7 +476,7 @@ def simulate_toy_success(
     return hits / trials
 
 
-# --- the quantitative statement: class gaps (notes §3.8-5) ----------------------------------------------------------
+# --- the quantitative statement: class gaps (notebook 10 §1) --------------------------------------------------------
 
 
 def self_class_gap(n: int, a0: float, a1: float, kind: str) -> float:

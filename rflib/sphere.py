@@ -9,7 +9,7 @@ Relative error ε_{θ,r} = √MSE / SM (Def 3.3); ε_{S(r)} = max_θ ε_{θ,r}. 
 Theorem 3.5's bound (eq 27), ε_{S(r)}(hybrid) ≤ (1/r) W(r)/√(2m) √(1/π − 1/(nπ) + 1/(n√π)), is **false for
 large r** as printed in the paper's text: its proof's eq 64 bounds max b²_r by e^{2r²}/(2n√π r²) where the critical
 point 2r²θ* sin θ* = 1 only gives e^{2r²}/(2n√π r). With that one fix the same proof gives the corrected bound
-W(r)/√(2m) √((1 − 1/n)/(π r²) + 1/(n√π r)) (HRF notes §3.9, confirmed in verification.md).
+W(r)/√(2m) √((1 − 1/n)/(π r²) + 1/(n√π r)) (ERRATA.md HRF-E1).
 """
 
 from __future__ import annotations

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from rflib import moments
-from rflib.features import cluster, complex_exp
+from rflib import moments, quadrature
+from rflib.features import classic, cluster, complex_exp, hybrid
 
 RX = np.array([0.8, -0.5, 0.3, 1.2, -0.7])
 RY = np.array([0.4, 0.9, -0.6, 0.5, -0.2])
 
 
 def test_eq_88_real_diagonal_minimises_the_loss_coordinatewise():
-    """a_k = √|b/a| minimises (a_k a + b/a_k)², leaving s = 4 Σ_{ab > 0} a·b (HRF notes §2.11)."""
+    """a_k = √|b/a| minimises (a_k a + b/a_k)², leaving s = 4 Σ_{ab > 0} a·b (our derivation from eq 88)."""
     A = cluster.real_diagonal_A(RX, RY, clip=None)
     for k in range(RX.size):
         res = optimize.minimize_scalar(lambda t, k=k: (np.exp(t) * RX[k] + RY[k] / np.exp(t)) ** 2)
@@ -130,3 +130,63 @@ def test_diagonal_ce_cluster_estimator_is_def_h_2_with_one_diagonal_ce_per_clust
         cluster.diagonal_ce_cluster_estimator(Ws, A[:1], cx, cy)
     with pytest.raises(ValueError, match="Ws must have 4"):
         cluster.diagonal_ce_cluster_estimator(Ws[0], A, cx, cy)
+
+
+def test_def_h1_gaussian_lambda_is_unbiased_for_the_gaussian_of_the_zero_variance_condition():
+    """Eqs 93–96: E λ̂^{ij} = exp(−‖A x + A⁻¹ y‖²/(2τ²)) for a real diagonal A (quadrature, one feature); it is 1 at the
+    pair of centres when eq 88's A zeroes the loss (here centres with opposite-sign coordinates)."""
+    a = cluster.real_diagonal_A(RX, RY)
+    x, y, tau = np.array([0.5, -0.1, 0.2, 0.9, -0.3]), np.array([0.2, 0.6, -0.4, 0.1, 0.3]), 0.8
+    T, weights = quadrature.projection_rule(np.stack([a * x, y / a]), n_points=80)
+    lam = jax.vmap(lambda t: cluster.cluster_gaussian_lambda(t[None], tau, a).estimate(x[None], y[None])[0, 0])(
+        jnp.asarray(T)
+    )
+    exact = np.exp(-np.sum((a * x + y / a) ** 2) / (2 * tau**2))
+    assert quadrature.expectation(np.asarray(lam), weights) == pytest.approx(exact, rel=1e-11)
+    rx, ry = np.array([0.8, -0.5]), np.array([-0.2, 0.45])  # a·b < 0 in every coordinate: loss 0, λ = 1
+    a2 = cluster.real_diagonal_A(rx, ry)
+    T2, w2 = quadrature.projection_rule(np.stack([a2 * rx, ry / a2]), n_points=40)
+    at_centres = jax.vmap(lambda t: cluster.cluster_gaussian_lambda(t[None], 0.5, a2).estimate(rx[None], ry[None]))(
+        jnp.asarray(T2)
+    )
+    assert quadrature.expectation(np.asarray(at_centres)[:, 0, 0], w2) == pytest.approx(1.0, rel=1e-11)
+
+
+def test_def_h1_hybrid_gaussian_mixture_is_a_random_feature_dot_product(key):
+    """Def H.1 (eqs 97–98) as one feature map equals Σ λ̂^{ij} ŜM^{ij} + (1 − Σ λ̂^{ij}) ŜM⁰ evaluated term by term."""
+    d = RX.size
+    centres_x, centres_y = np.stack([RX, -RX]), np.stack([RY, 0.5 * RY])
+    keys = jax.random.split(key, 9)
+    pairs = [
+        [
+            complex_exp.diagonal_ce_estimator(
+                jax.random.normal(keys[2 * i + j], (6, d)), cluster.real_diagonal_A(cx, cy)
+            )
+            for j, cy in enumerate(centres_y)
+        ]
+        for i, cx in enumerate(centres_x)
+    ]
+    lambdas = [
+        [
+            cluster.cluster_gaussian_lambda(
+                jax.random.normal(keys[4 + 2 * i + j], (3, d)), 0.9, cluster.real_diagonal_A(cx, cy)
+            )
+            for j, cy in enumerate(centres_y)
+        ]
+        for i, cx in enumerate(centres_x)
+    ]
+    base = classic.trig_estimator(jax.random.normal(keys[8], (6, d)))
+    est = cluster.gaussian_mixture_hybrid_estimator(pairs, lambdas, base)
+    X = 0.3 * jax.random.normal(jax.random.key(1), (4, d)) + RX
+    Y = 0.3 * jax.random.normal(jax.random.key(2), (5, d)) + RY
+    weights = [lam.estimate(X, Y) for row in lambdas for lam in row]
+    direct = sum(w * e.estimate(X, Y) for w, e in zip(weights, [e for row in pairs for e in row], strict=True))
+    direct = direct + (1 - sum(weights)) * base.estimate(X, Y)
+    np.testing.assert_allclose(est.estimate(X, Y), direct, rtol=1e-10)
+    np.testing.assert_allclose(
+        est.estimate(X, Y),
+        hybrid.hybrid_direct([*[e for r in pairs for e in r], base], [lam for r in lambdas for lam in r], X, Y),
+        rtol=1e-10,
+    )
+    with pytest.raises(ValueError, match="one shape"):
+        cluster.gaussian_mixture_hybrid_estimator(pairs, lambdas[:1], base)

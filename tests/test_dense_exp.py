@@ -34,7 +34,7 @@ def anisotropic_sets(L=7, d=3, seed=0, shift=(0.3, -0.2)):
 
 
 def random_valid_derf(d, seed=0):
-    """Dense symmetric A with eigenvalues in [−0.3, 0.05] and B⁽¹⁾ = I + 0.3G (the note's §3.2 recipe)."""
+    """Dense symmetric A with eigenvalues in [−0.3, 0.05] and B⁽¹⁾ = I + 0.3G (a generic valid DERF)."""
     return de.random_derf(np.random.default_rng(seed), d)
 
 
@@ -156,7 +156,7 @@ def test_derf_raises_for_invalid_parameters():
     with pytest.raises(ValueError, match="B constraint"):
         de.derf(np.zeros((2, 2)), np.eye(2), B2=2 * np.eye(2))
     with pytest.raises(ValueError, match="C⁽1⁾"):
-        de.derf(np.zeros((2, 2)), np.eye(2), C1=-0.25 * np.eye(2))  # the printed GERF C term (erratum 3)
+        de.derf(np.zeros((2, 2)), np.eye(2), C1=-0.25 * np.eye(2))  # the printed GERF C term (ERRATA.md FAVOR-E3)
     with pytest.raises(ValueError, match="D = det"):
         de.derf(np.diag([-0.5, 0.0]), np.eye(2), D=1.0)
     with pytest.raises(ValueError, match="symmetric"):
@@ -243,7 +243,7 @@ def test_inclusions_saderf_is_an_aderf_and_gerf_is_an_sderf():
 
 
 def test_isotropic_sets_make_sderf_and_aderf_reduce_to_gerf():
-    """M⁽¹⁾ = M⁽²⁾ ∝ I and zero means: all A equal to GERF's A*, and equal objectives (note §3.5, §3.6 (d))."""
+    """M⁽¹⁾ = M⁽²⁾ ∝ I and zero means: all A equal to GERF's A*, and equal objectives (Theorems 4.2, 4.3)."""
     d = 4
     X = np.concatenate([np.eye(d), -np.eye(d)]) * 0.7
     stats = de.set_statistics(X, X)
@@ -381,7 +381,7 @@ def test_eq20_saderf_psi_matches_numerical_minimisation():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_objective_orderings(seed):
-    """L̄*_ADE ≤ L̄*_SADE ≤ L̄*_GE ≤ L̄_Pos and L̄*_SDE ≤ L̄*_GE, all ≥ the Jensen bound 2dμ⁽³⁾ (§2.8 of the note)."""
+    """L̄*_ADE ≤ L̄*_SADE ≤ L̄*_GE ≤ L̄_Pos and L̄*_SDE ≤ L̄*_GE, all ≥ the Jensen bound 2dμ⁽³⁾ (ERRATA.md FAVOR-E6)."""
     X, Y = anisotropic_sets(L=12, d=5, seed=seed, shift=(0.4 * seed - 0.3, 0.2))
     stats = de.set_statistics(X, Y)
     value = {m: float(dm.shifted_log_variance(de.fit(m, X, Y, eps=0.0), stats)) for m in de.METHODS}
@@ -556,3 +556,92 @@ def test_uniform_log_mse_entry_point_matches_quadrature_and_the_positive_closed_
     np.testing.assert_allclose(
         dm.log_mse(X, Y, 4, params=de.positive_params(3)), moments.classic.log_mse(X, Y, 4, kind="positive"), rtol=1e-12
     )
+
+
+# --- Lemmas A.2–A.4: the matrix steps of Theorems 4.2 and 4.3, each checked on its own ---------------------------
+
+
+def _psd_sqrt(M):
+    lam, Q = np.linalg.eigh(M)
+    return (Q * np.sqrt(lam)) @ Q.T
+
+
+@pytest.mark.parametrize("A", [-0.5, 0.0, 0.1])
+def test_lemma_a2_the_closed_form_e_minimises_eq_29_for_fixed_a(A):
+    """Lemma A.2: for fixed A, E* = (B⁽¹⁾*)ᵀB⁽¹⁾* = (1 − 4A)·T₁ᵀT₁ minimises β₁ tr(E M⁽¹⁾) + β₂ tr(E⁻¹ M⁽²⁾) over
+    positive definite E (the E-dependent part of eq 29, β₁ = 1/((1 − 8A)(1 − 4A)), β₂ = (1 − 4A)/(1 − 8A)). Exact
+    oracle: T₁ᵀT₁ is the matrix geometric mean M₁^{-1/2}(M₁^{1/2}M₂M₁^{1/2})^{1/2}M₁^{-1/2}, the stationary point
+    β₁M₁ = β₂E⁻¹M₂E⁻¹ holds, the minimum is 2√(β₁β₂)·Σσ, and no random positive definite E does better."""
+    X, Y = anisotropic_sets(L=9, d=4, seed=3)
+    st = de.set_statistics(X, Y)
+    M1, M2 = np.asarray(st.second_x), np.asarray(st.second_y)
+    T1, _, sv = (np.asarray(v) for v in de.aderf_transforms(st, 0.0))
+    root1 = _psd_sqrt(M1)
+    inv_root1 = np.linalg.inv(root1)
+    np.testing.assert_allclose(T1.T @ T1, inv_root1 @ _psd_sqrt(root1 @ M2 @ root1) @ inv_root1, rtol=1e-9)
+    b1, b2 = 1 / ((1 - 8 * A) * (1 - 4 * A)), (1 - 4 * A) / (1 - 8 * A)
+
+    def objective(E):
+        return b1 * np.trace(E @ M1) + b2 * np.trace(np.linalg.solve(E, M2))
+
+    E = (1 - 4 * A) * T1.T @ T1
+    E_inv = np.linalg.inv(E)
+    np.testing.assert_allclose(b1 * M1, b2 * E_inv @ M2 @ E_inv, rtol=1e-9, atol=1e-12)  # eq 35's gradient = 0
+    best = objective(E)
+    assert best == pytest.approx(2 * np.sqrt(b1 * b2) * sv.sum(), rel=1e-12)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        G = rng.normal(size=(4, 6))
+        assert objective(G @ G.T / 6 + 1e-3 * np.eye(4)) >= best * (1 - 1e-12)
+    for step in (1e-3, 1e-2, 1e-1):  # along a random symmetric direction the objective rises quadratically
+        S = rng.normal(size=(4, 4))
+        S = step * (S + S.T) / 2
+        assert objective(E + S) > best
+
+
+def _haar(rng, d):
+    Z = rng.normal(size=(d, d))
+    Q, R = np.linalg.qr(Z)
+    return Q * np.sign(np.diag(R))
+
+
+def _trace_max_by_rearrangement(e, lam):
+    """max over permutations σ of Σ e_σ(l) λ_l: both sorted the same way (Birkhoff + rearrangement inequality)."""
+    return float(np.sum(np.sort(e)[::-1] * np.sort(lam)[::-1]))
+
+
+@pytest.mark.parametrize(
+    ("e", "spectrum"),
+    [
+        ((-0.3, -0.55, -0.9, -1.4), None),  # Lemma A.3: distinct entries (N from data)
+        ((-0.5, -0.7, -0.7, -1.2), (3.0, 1.0, 1.0, 0.0)),  # Lemma A.4: ties in E and in N's eigenvalues
+    ],
+)
+def test_lemmas_a3_a4_the_sorted_pairing_maximises_the_trace(e, spectrum):
+    """Lemmas A.3 (distinct) and A.4 (ties): with Π sorting E's diagonal in a (any) non-ascending order and
+    Q* = Πᵀ(Q⁽³⁾)ᵀ, tr(E Q* N Q*ᵀ) = Σ_l E_{π_l π_l} Λ⁽³⁾_ll (eq 45) = sup over orthogonal Q (eq 46). The supremum is
+    checked against the exact rearrangement value and 3 000 Haar-random Q."""
+    rng = np.random.default_rng(1)
+    d = len(e)
+    if spectrum is None:
+        X, Y = anisotropic_sets(L=9, d=d, seed=5)
+        N = np.asarray(de.set_statistics(X, Y).N)
+    else:
+        R = _haar(rng, d)
+        N = (R * np.asarray(spectrum)) @ R.T
+    lam, Q3 = np.linalg.eigh(N)
+    lam, Q3 = lam[::-1], Q3[:, ::-1]  # Λ⁽³⁾ in descending order, as in Theorem 4.3
+    e = np.asarray(e)
+    E = np.diag(e)
+    exact = _trace_max_by_rearrangement(e, lam)
+    base = list(np.argsort(-e, kind="stable"))  # a non-ascending sort of E's diagonal
+    orders = [base]
+    for k in (k for k in range(d - 1) if e[base[k]] == e[base[k + 1]]):  # Lemma A.4: every other tie-break too
+        orders.append(base[:k] + [base[k + 1], base[k]] + base[k + 2 :])
+    assert len(orders) == (1 if spectrum is None else 2)
+    for pi in orders:
+        Q_star = np.eye(d)[pi].T @ Q3.T
+        value = np.trace(E @ Q_star @ N @ Q_star.T)
+        assert value == pytest.approx(np.sum(e[pi] * lam), rel=1e-12)  # eq 45
+        assert value == pytest.approx(exact, rel=1e-12)
+    assert max(np.trace(E @ Q @ N @ Q.T) for Q in (_haar(rng, d) for _ in range(3000))) <= exact * (1 - 1e-12) + 1e-12

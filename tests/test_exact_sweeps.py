@@ -52,7 +52,7 @@ def test_angular_hybrid_max_error_is_below_trig_and_favor_and_at_least_its_grid_
 def test_printed_bound_is_first_violated_at_r_4_128_for_n_1():
     radii = np.linspace(1.0, 6.0, 26)
     exact = exact_sweeps.max_relative_errors(radii, 10, (1,), n_grid=20_001)[1]
-    assert exact_sweeps.printed_bound_crossing(radii, exact, 10, 1) == pytest.approx(4.128, abs=2e-3)  # HRF notes
+    assert exact_sweeps.printed_bound_crossing(radii, exact, 10, 1) == pytest.approx(4.128, abs=2e-3)  # HRF-E1
     assert math.isnan(exact_sweeps.printed_bound_crossing(radii[:10], exact[:10], 10, 1))  # r ≤ 2.8: bound holds
     with pytest.raises(ValueError, match="log_exact"):
         exact_sweeps.printed_bound_crossing(radii, exact[:3], 10, 1)

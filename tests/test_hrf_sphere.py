@@ -1,7 +1,7 @@
 """HRF on the sphere S(r): Lemma 3.4, eq 47 (corrected), Theorem 3.5 (limits, and the bound's erratum).
 
 All deterministic closed forms in float64; Theorem 3.5's printed bound is shown to fail for large r, and the
-corrected bound (HRF notes §3.9) to hold.
+corrected bound (ERRATA.md HRF-E1) to hold.
 """
 
 import jax.numpy as jnp
@@ -24,7 +24,7 @@ def test_corrected_eq_47_equals_theorem_3_1_with_lemmas_2_2_and_3_2(r, n):
 
 
 def test_eq_47_as_printed_is_a_typo():
-    """The printed trig weight p(1 − 1/n − p + p/n) is E λ̂(1 − λ̂); values of the HRF notes (r = 1, m = 10, n = 1)."""
+    """The printed trig weight p(1 − 1/n − p + p/n) is E λ̂(1 − λ̂); independent values (r = 1, m = 10, n = 1)."""
     for theta, corrected, printed in ((0.3, 1.54965, 1.54721), (1.1, 0.815638, 0.709551), (2.5, 0.0726784, 0.00128455)):
         assert np.exp(sphere.log_mse_angular_hybrid(theta, 1.0, 10, 1)) == pytest.approx(corrected, rel=1e-5)
         assert np.exp(sphere.log_mse_angular_hybrid(theta, 1.0, 10, 1, printed=True)) == pytest.approx(

@@ -67,7 +67,7 @@ def test_random_pair_at_angle_is_a_unit_pair_at_exactly_that_angle():
 
 @pytest.mark.parametrize("name", ["FAVOR+ (M = 8)", "angular hybrid (2, 4)"])
 def test_speed_trick_reduced_draws_match_full_draws_within_five_standard_errors(name):
-    """iid projections see a pair only through its Gram matrix (HRF notes §3.0): the 2-D reduction of a pair in ℝ¹⁶
+    """iid projections see a pair only through its Gram matrix: the 2-D reduction of a pair in ℝ¹⁶
     gives estimates of the same law, so both z-scores are within 5."""
     x, y = hrf_studies.random_pair_at_angle(np.random.default_rng(5), 16, math.pi / 4)
     make, shapes, _ = hrf_studies.sphere_methods(1.0, M=8, m=2, n=4)[name]

@@ -2,7 +2,7 @@
 
 Oracles: exact identities to round-off for the feature maps; for the MSEs, the binomial law of the sign features
 (enumerated exactly) with Gauss–Hermite quadrature over ω, and seeded Monte Carlo with 5σ tolerances from the
-plug-in standard error (the benign points of the HRF notes §3.0, where the estimator's kurtosis is moderate).
+plug-in standard error (at benign points, where the estimator's kurtosis is moderate).
 """
 
 import math
@@ -57,16 +57,17 @@ def test_gaussian_hybrid_feature_maps_equal_eq_8(lambda_kind, key):
     )
 
 
+@pytest.mark.parametrize("given_M", [True, False])
 @pytest.mark.parametrize("kind", ["positive", "trig"])
-def test_gaussian_lambda_is_unbiased_for_exp_of_minus_distance(kind):
-    """Eq 20: E λ̂ = exp(−‖x + M y‖²/(2c²)), by quadrature over τ ∈ span{x, My} (one feature)."""
+def test_gaussian_lambda_is_unbiased_for_exp_of_minus_distance(kind, given_M):
+    """Eq 20: E λ̂ = exp(−‖x + M y‖²/(2c²)), by quadrature over τ ∈ span{x, My} (one feature); M defaults to I."""
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
-    M = np.array([[1.0, 0.2, 0.0], [0.0, 0.8, -0.1], [0.3, 0.0, 1.1]])
+    M = np.array([[1.0, 0.2, 0.0], [0.0, 0.8, -0.1], [0.3, 0.0, 1.1]]) if given_M else np.eye(3)
     c = 0.9
     T, weights = quadrature.projection_rule(np.stack([x, M @ y]), n_points=80)
-    lam = jax.vmap(lambda t: hybrid.gaussian_lambda(t[None], c, M, kind=kind).estimate(x[None], y[None])[0, 0])(
-        jnp.asarray(T)
-    )
+    lam = jax.vmap(
+        lambda t: hybrid.gaussian_lambda(t[None], c, M if given_M else None, kind=kind).estimate(x[None], y[None])[0, 0]
+    )(jnp.asarray(T))
     exact = np.exp(-np.sum((x + M @ y) ** 2) / (2 * c**2))
     assert quadrature.expectation(np.asarray(lam), weights) == pytest.approx(exact, rel=1e-11)
 
@@ -200,7 +201,7 @@ def _mc_hybrid_errors(key, x, y, m, n, shared, draws):
 
 @pytest.mark.parametrize("shared", [False, True])
 def test_theorem_3_1_monte_carlo_at_unequal_norms_distinguishes_the_variants(shared, key):
-    """‖x‖ = 0.2, ‖y‖ = 1.2, θ = 2.5, m = 4, n = 2 (HRF notes §3.0): relSE ≈ 0.7 %, variants differ by ≈ 18 %."""
+    """‖x‖ = 0.2, ‖y‖ = 1.2, θ = 2.5, m = 4, n = 2 (a benign point): relSE ≈ 0.7 %, variants differ by ≈ 18 %."""
     x, y = kernels.pair_at_angle(2.5, 0.2, 1.2, d=4)
     err = _mc_hybrid_errors(key, x, y, 4, 2, shared, 400_000)
     se = (err**2).std() / math.sqrt(err.size)
@@ -291,8 +292,14 @@ def test_normalized_gaussian_hybrid_is_exact_at_theta_0_but_not_at_pi(key):
     est = hybrid.normalized_gaussian_hybrid_estimator(W_pos, W_trig, T, 1.0, 0.5)
     assert float(est.estimate(x, x)[0, 0]) == pytest.approx(np.exp(0.25), rel=1e-12)
     mom = moments.hybrid.normalized_gaussian_lambda_moments(1.0, 8, 1.0, 0.5)  # θ = π: ‖Δ‖² = 4r² = 1
-    assert float(mom.second - (mom.second - mom.cross - (mom.second - mom.cross) ** 2)) > 0  # Var λ̂ > 0
-    assert np.isfinite(moments.hybrid.log_mse_bipolar_hybrid(x[0], -x[0], 8, mom))
+    rho = -math.expm1(-0.5)  # 1 − e^{−2σ²r²}
+    var = math.expm1(-1.0) ** 2 / (2 * 8 * rho**2)  # Var λ̂ = (1 − e^{−σ²‖Δ‖²})² / (2nρ²)
+    assert float(mom.second + mom.cross) == pytest.approx(1.0, rel=1e-12)  # E λ̂ = 1: all weight on FAVOR+ ...
+    assert float(mom.one_minus_second) == pytest.approx(var, rel=1e-12)  # ... but E(1 − λ̂)² = Var λ̂ > 0
+    # FAVOR+ is exact at θ = π, so the whole MSE is Var λ̂ times trig's MSE, which is not 0 there
+    mse = float(jnp.exp(moments.hybrid.log_mse_bipolar_hybrid(x[0], -x[0], 8, mom)))
+    trig = float(jnp.exp(moments.classic.log_mse_trig(x[0], -x[0], 8)))
+    assert mse == pytest.approx(var * trig, rel=1e-10) and mse > 1e-3 * trig
 
 
 # --- cost (App D.4 / Sec L) ---------------------------------------------------------------------------------------
@@ -313,7 +320,7 @@ def test_cost_accounting_matches_the_real_feature_dimension(key):
 
 
 def test_theorem_f_1_shared_projections_equal_only_for_equal_norms():
-    """HRF notes erratum 6: 'shared projections ⇒ same MSE' needs ‖x‖ = ‖y‖. With unequal norms Theorem 3.1 (II)
+    """ERRATA.md HRF-E6: 'shared projections ⇒ same MSE' needs ‖x‖ = ‖y‖. With unequal norms Theorem 3.1 (II)
     applies, and since the Gaussian λ̂ leaves [0, 1], E λ̂(1 − λ̂) < 0 near θ = π and sharing *increases* the MSE."""
     sigma, r, n, m = 1.3, 0.5, 2, 4
     x, y = kernels.pair_at_angle(2.0, r, r, d=4)

@@ -113,7 +113,7 @@ def test_cost_accounting_and_the_crossover_at_the_papers_k():
     assert kama.rotations_for(32) == math.ceil(5 * 32 * math.log(32)) == 555
     faster = [d for d in range(2, 200) if kama.flops(kama.rotations_for(d)) < kama.dense_flops(d, d)]
     smaller = [d for d in range(2, 200) if kama.storage(kama.rotations_for(d), d) < d * d]
-    assert faster == list(range(62, 200))  # 6k < 2d² only from d = 62 (notes §2.7: "d ≳ 64")
+    assert faster == list(range(62, 200))  # 6k < 2d² only from d = 62 (ERRATA.md KAMA-E7)
     assert smaller == list(range(64, 200))  # 3k + d < d² only from d = 64 ("d ≳ 70")
 
 

@@ -35,8 +35,12 @@ def test_exact_classifier_is_the_gaussian_kernel_sum_argmax():
     K = np.exp(-0.5 * np.sum((Xq[:, None] - Xtr[None]) ** 2, axis=-1))
     expected = np.mean(np.argmax(K @ onehot, axis=1) == yq)
     assert kc.exact_accuracy(Xtr, onehot, Xq, yq) == pytest.approx(expected)
-    far = 40.0 * Xq  # all kernel values underflow in a naive computation; the log-space version still decides
-    assert 0.0 <= kc.exact_accuracy(40.0 * Xtr, onehot, far, yq) <= 1.0
+    # Scaled by 40 every kernel value underflows in a naive computation (all scores 0, argmax → class 0); in log space
+    # the nearest training point dominates each sum, so the classifier becomes 1-nearest-neighbour, an exact oracle.
+    nearest = np.argmin(np.sum((Xq[:, None] - Xtr[None]) ** 2, axis=-1), axis=1)
+    one_nn = np.mean(ytr[nearest] == yq)
+    assert kc.exact_accuracy(40.0 * Xtr, onehot, 40.0 * Xq, yq) == pytest.approx(one_nn)
+    assert one_nn != np.mean(yq == 0)  # the naive underflowed answer would differ
 
 
 @pytest.mark.parametrize("method", ["positive", "sderf", "aderf"])
@@ -63,8 +67,11 @@ def test_trig_classifier_agrees_with_the_exact_one_for_many_features(key):
         kc.trig_accuracies(Ws, thetas[:, :5], Xtr, onehot, Xq, yq)
 
 
-def test_sigma_selection_takes_the_best_and_breaks_ties_towards_small_sigma():
-    assert kc.best_sigma_index([0.5, 0.9, 0.9, 0.1]) == 1
+def test_sigma_selection_takes_the_best_and_breaks_ties_in_the_middle():
+    assert kc.best_sigma_index([0.5, 0.9, 0.9, 0.1]) == 1  # two tied: the lower one
+    assert kc.best_sigma_index([0.9, 0.9, 0.9, 0.9, 0.1]) == 1  # four tied: the lower median
+    assert kc.best_sigma_index([0.9, 0.9, 0.9, 0.1]) == 1
+    assert kc.best_sigma_index([0.1, 0.2, 0.9]) == 2
     with pytest.raises(ValueError, match="finite non-empty"):
         kc.best_sigma_index([np.nan, 0.2])
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from rflib.notebook.results import asserted_at, meets_expectation
 from tools import run_notebooks as runner
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +25,13 @@ def test_notebook_runs_at_quick_scale(path, monkeypatch):
     assert results["parameters"]["scale"] == "quick"
     assert results["claims"], "the notebook recorded no claims"
     assert results["complete"], "the notebook's last cell must call rec.finish()"
+    # claims are tests: every claim whose criterion is meaningful at quick scale must come out as documented
+    unexpected = [
+        f"{c['id']}: {c['verdict']} (documented: {c['expected']})"
+        for c in asserted_at(results, "quick")
+        if not meets_expectation(c)
+    ]
+    assert not unexpected, f"quick-meaningful claims that no longer come out as documented: {unexpected}"
     assert list((dirs["figures"]).glob("*.png")), "the notebook saved no figure"
     executed = (dirs["executed"] / f"{path.stem}.ipynb").read_text()
     assert '"image/png"' in executed, "the executed notebook shows no figure inline"

@@ -54,7 +54,7 @@ def test_closed_form_kernels_match_the_polar_quadrature(name, theta, r_x, r_y):
 
 def test_known_values_and_parallel_inputs():
     x, y = axis_pair(math.pi / 3, 3)
-    assert png_moments.kernel("relu", x, y) == pytest.approx(0.30450, abs=5e-5)  # notes §2.8
+    assert png_moments.kernel("relu", x, y) == pytest.approx(0.30450, abs=5e-5)  # (sin θ + (π − θ) cos θ)/(2π), θ = π/3
     assert png_moments.kernel("sgn", x, y) == pytest.approx(1 / 3, abs=1e-15)
     assert png_moments.kernel_by_quadrature("sgn", x, 2 * x) == pytest.approx(1.0, abs=1e-13)
     assert png_moments.kernel_by_quadrature("sgn", x, -x) == pytest.approx(-1.0, abs=1e-13)
@@ -137,13 +137,13 @@ def test_theorem_1_as_printed_fails_for_parallel_inputs_both_mses_are_zero():
 
 def test_theorem_1_as_printed_fails_for_he2_on_orthogonal_inputs():
     """H = 0 for f(u) = u² − 1 and x ⊥ y, so the first-order gain vanishes and the second-order pair covariance is
-    positive: orthogonal rows make the estimator *worse* (notes §3.3, counterexample 2)."""
+    positive: orthogonal rows make the estimator *worse* (ERRATA.md KAMA-E2, counterexample (ii))."""
     d = 8
     x, y = axis_pair(math.pi / 2, d)
     assert png_moments.gain_law("he2", x, y).h_norm_sq == pytest.approx(0.0, abs=1e-12)
     cov, se = png_moments.orthogonal_pair_covariance("he2", jax.random.key(11), x, y, 600_000)
     assert cov > 10 * se
-    assert (d - 1) / d * cov == pytest.approx(0.0583, abs=5 * se)  # the note's 8M-pair estimate ± 0.0012
+    assert (d - 1) / d * cov == pytest.approx(0.0583, abs=5 * se)  # independent 8·10⁶-pair estimate: 0.0583 ± 0.0012
 
 
 @pytest.fixture(scope="module")

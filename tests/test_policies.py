@@ -15,21 +15,37 @@ from rflib.experiments import policies
 TASKS = {"HalfCheetah": (17, 6), "Walker2d": (17, 6), "Hopper": (11, 3)}
 
 
-@pytest.mark.parametrize(
-    ("hidden", "rotations", "expected"),
-    [
-        ((64, 64), 200, {"HalfCheetah": (14.4, 7.2), "Walker2d": (14.4, 7.2), "Hopper": (15.8, 7.8)}),  # PPO
-        ((32, 32), 100, {"HalfCheetah": (23.2, 11.9), "Walker2d": (23.2, 11.9), "Hopper": (26.8, 13.4)}),  # TRPO
-    ],
-)
-def test_table_1_parameter_ratios(hidden, rotations, expected):
-    """The paper prints (PPO) KAMA 15 / 15 / 17 % and Toeplitz 7 / 7 / 8 %; counting weights + biases of the mean
-    network reproduces Toeplitz exactly and KAMA to about one point (notes §4.5)."""
+PAPER_PPO_PERCENT = {"HalfCheetah": (15, 7), "Walker2d": (15, 7), "Hopper": (17, 8)}  # KAMA, Toeplitz (Table 1)
+
+
+def hand_count(kind: str, sizes, rotations: int) -> int:
+    """Weights + biases of an MLP with layer sizes ``sizes`` counted by hand: a dense d_out × d_in matrix has
+    d_out·d_in numbers, a KAMA one K angles and min(d_out, d_in) scales, a Toeplitz one d_out + d_in − 1 diagonals."""
+    total = 0
+    for d_in, d_out in zip(sizes, sizes[1:], strict=False):
+        total += {"dense": d_out * d_in, "kama": rotations + min(d_out, d_in), "toeplitz": d_out + d_in - 1}[kind]
+        total += d_out  # the bias
+    return total
+
+
+@pytest.mark.parametrize(("hidden", "rotations"), [((64, 64), 200), ((32, 32), 100)])  # PPO and TRPO policies
+def test_parameter_counts_match_a_hand_count(hidden, rotations):
+    for obs, act in TASKS.values():
+        for kind in policies.ARCHITECTURES:
+            expected = hand_count(kind, (obs, *hidden, act), rotations)
+            assert policies.parameter_count(kind, obs, act, hidden, rotations) == expected
+
+
+def test_table_1_ppo_ratios_against_the_paper():
+    """The paper prints (PPO) KAMA 15 / 15 / 17 % and Toeplitz 7 / 7 / 8 %: counting the mean network's weights and
+    biases reproduces the Toeplitz column to its printed rounding, and falls 0.6–1.2 points short of the KAMA
+    column (the paper does not say what else it counted: ERRATA.md KAMA-E15)."""
     for task, (obs, act) in TASKS.items():
-        dense = policies.parameter_count("dense", obs, act, hidden, rotations)
-        kama_ratio = 100 * policies.parameter_count("kama", obs, act, hidden, rotations) / dense
-        toeplitz_ratio = 100 * policies.parameter_count("toeplitz", obs, act, hidden, rotations) / dense
-        assert (round(kama_ratio, 1), round(toeplitz_ratio, 1)) == expected[task]
+        dense = policies.parameter_count("dense", obs, act)
+        kama, toeplitz = (100 * policies.parameter_count(k, obs, act) / dense for k in ("kama", "toeplitz"))
+        paper_kama, paper_toeplitz = PAPER_PPO_PERCENT[task]
+        assert round(toeplitz) == paper_toeplitz
+        assert 0.5 < paper_kama - kama < 1.5
 
 
 @pytest.mark.parametrize("architecture", policies.ARCHITECTURES)

@@ -1,8 +1,11 @@
 """REPRODUCTION.md is generated from results/*.json by tools/make_report.py and must not be stale."""
 
 import json
+import re
 from pathlib import Path
 
+from rflib.notebook import coverage
+from rflib.notebook.results import DECIDED, SCALES, VERDICTS, asserted_at, meets_expectation
 from tools import make_report as report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,6 +21,57 @@ def test_committed_results_come_from_complete_runs():
         path.name for path in sorted((ROOT / "results").glob("*.json")) if not json.loads(path.read_text())["complete"]
     ]
     assert not incomplete, f"results from interrupted or failed runs (re-run the notebooks): {incomplete}"
+
+
+def _committed():
+    return {path.stem: json.loads(path.read_text()) for path in sorted((ROOT / "results").glob("*.json"))}
+
+
+def test_committed_results_are_standard_scale_and_every_verdict_has_a_stated_criterion():
+    for name, doc in _committed().items():
+        assert doc["parameters"]["scale"] == "standard", f"{name}: committed results must come from `make`"
+        for claim in doc["claims"]:
+            assert claim["verdict"] in VERDICTS
+            if claim["verdict"] != "info":
+                assert claim.get("criterion"), f"{name}: {claim['id']} has a verdict but no criterion"
+                assert claim.get("meaningful_at") in SCALES and claim.get("expected") in DECIDED
+
+
+def test_claims_meaningful_at_standard_scale_come_out_as_documented_in_the_committed_results():
+    """Claims are tests: the committed (standard-scale) results decide every claim whose criterion is meaningful at
+    standard scale or below as the notebook documents (holds, or a documented failure / undecidable claim)."""
+    unexpected = [
+        f"{name}: {c['id']} is {c['verdict']}, documented {c['expected']}"
+        for name, doc in _committed().items()
+        for c in asserted_at(doc, "standard")
+        if not meets_expectation(c)
+    ]
+    assert not unexpected, unexpected
+
+
+def test_the_coverage_inventory_is_complete():
+    """Every numbered item of every paper is covered exactly once by the committed results, with a known status."""
+    seen: dict[str, list[str]] = {}
+    for name, doc in _committed().items():
+        for entry in doc.get("coverage", []):
+            coverage.split_item(entry["item"])  # an item the paper numbers
+            assert entry["status"] in coverage.STATUSES and entry["detail"]
+            seen.setdefault(entry["item"], []).append(name)
+    listed = {f"{paper}:{item}" for paper, items in coverage.PAPER_ITEMS.items() for item in items}
+    assert not listed - set(seen), f"items no notebook covers: {sorted(listed - set(seen))}"
+    assert not [k for k, v in seen.items() if len(v) > 1], "items covered twice"
+    assert "**missing**" not in report.render()
+
+
+def test_no_notebook_types_a_verdict():
+    """Verdicts are computed from measurements: no notebook passes a string literal as a claim's ``holds``."""
+    typed = [
+        f"{path.name}:{i}"
+        for path in sorted((ROOT / "notebooks").glob("*.py"))
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\bholds\s*=\s*[\"']", line)
+    ]
+    assert not typed, f"typed verdicts: {typed}"
 
 
 def test_every_claim_appears_with_its_verdict_and_a_section_link():

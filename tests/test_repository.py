@@ -81,3 +81,39 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "make test" in readme
     assert re.search(r"^make test\b", ci, re.M)
     assert "set -euo pipefail" in ci
+
+
+def test_the_repository_stands_alone_without_the_reproduction_notes():
+    """A user's clone has no ../shared: nothing tracked may point there or cite the notes instead of ERRATA.md."""
+    pattern = re.compile(r"\.\./shared|shared/notes|notes §|HRF notes|verification\.md")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{i}"
+        for folder in ("rflib", "tests", "tools", "notebooks", "benchmarks", "data")
+        for path in sorted((ROOT / folder).rglob("*"))
+        if path.suffix in {".py", ".md", ".toml", ".yml", ".txt"} and path.name != "test_repository.py"
+        for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    offenders += [name for name in ("README.md", "ERRATA.md", "Makefile") if pattern.search((ROOT / name).read_text())]
+    assert not offenders, offenders
+
+
+def test_errata_cite_tests_and_notebook_sections_that_exist():
+    """Every ``tests/test_x.py::test_name`` and notebook § heading that ERRATA.md names as a demonstration exists."""
+    text = (ROOT / "ERRATA.md").read_text()
+    cited = [c for c in re.findall(r"tests/(test_\w+\.py)::(test_\w+)", text) if c[0] != "test_x.py"]  # x: template
+    assert len(cited) > 20
+    missing = [f"{f}::{name}" for f, name in cited if f"def {name}(" not in (ROOT / "tests" / f).read_text()]
+    assert not missing, f"ERRATA.md cites tests that do not exist: {missing}"
+    flat = re.sub(r"\s*\n\s*", " ", text)  # titles wrap across lines
+    cites = [(m.group(1), m.end()) for m in re.finditer(r"`notebooks/(\d\d_\w+\.py)`, § \"", flat)]
+    assert len(cites) > 20
+    headings = {nb: re.findall(r"^# ## (.+)$", (ROOT / "notebooks" / nb).read_text(), re.M) for nb, _ in cites}
+    # a title may itself quote ("O(k)"), so a citation is good when some heading of that notebook, then the closing
+    # quote, starts there
+    gone = [
+        f"{nb} § {flat[at : at + 60]}…"
+        for nb, at in cites
+        if not any(flat.startswith(h + '"', at) for h in headings[nb])
+    ]
+    assert not gone, f"ERRATA.md cites notebook sections that do not exist: {gone}"

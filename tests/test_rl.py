@@ -133,5 +133,9 @@ def test_scores_progress_curves_and_rank_correlation_of_known_runs():
     assert rl.rank_correlation({10: [1.0], 20: [3.0], 50: [5.0]}) == pytest.approx(1.0)
     assert rl.rank_correlation({10: [3.0], 20: [2.0], 50: [1.0]}) == pytest.approx(-1.0)
     assert np.isnan(rl.rank_correlation({10: [1.0], 200: [2.0]}))
+    # Spearman's test both ways: scores rising with K (ρ < 1 only through the tied K of each pair of seeds)
+    rho, p_up, p_down = rl.rank_trend({10: [1.0, 2.0], 20: [3.0, 4.0], 50: [5.0, 6.0]})
+    assert rho > 0.95 and p_up < 0.01 and p_down > 0.99 and p_up + p_down == pytest.approx(1.0)
+    assert all(np.isnan(v) for v in rl.rank_trend({10: [1.0], 200: [2.0]}))
     with pytest.raises(ValueError, match="same number of seeds"):
         rl.rank_correlation({10: [1.0], 20: [1.0, 2.0], 50: [3.0]})

@@ -50,12 +50,18 @@ def test_self_attention_identity_closed_forms_with_the_e14_corrections():
     n, d, a, b, c, j3 = 200, 22, 1.2, 0.15, math.sqrt(1 - 0.15**2), 3
     A = sp.self_data(n, d, a, b, c, j3)
     u = np.exp(A @ A.T)
-    L, t = math.log(n), n // (d - 2)
+    t = n // (d - 2)
     assert u[j3, j3] == pytest.approx(n ** (a * a + b * b + c * c), rel=1e-10)  # printed: n^{(1+a1)²}
     row = u[(j3 + 1) % n]
     assert np.sum(np.isclose(row, n ** (b * b + c * c))) == t  # printed: t − 1
     assert np.sum(np.isclose(row, n ** (c * c))) == n - t
-    assert L > 0
+    # Lemma E.1's attention weights: the spike row's own weight exactly, and the n^{b²−1} bound on every other weight
+    f = sp.normalise(A @ A.T, "exp")
+    spike = n ** (a * a + b * b + c * c)
+    spike_row_sum = spike + (t - 1) * n ** (b * b + c * c) + (n - t) * n ** (c * c)
+    assert f[j3, j3] == pytest.approx(spike / spike_row_sum, rel=1e-10) and f[j3, j3] >= 0.5
+    assert np.delete(f[j3], j3).max() <= n ** (b * b - 1)
+    assert np.delete(f, j3, axis=0).max() <= n ** (b * b - 1)  # tight here: 5.598e-3 against 5.633e-3
 
 
 def test_cross_attention_closed_forms_need_the_e8_column_fix():
@@ -98,7 +104,7 @@ def self_whp_outputs():
 @pytest.mark.parametrize("seed", range(5))
 def test_self_attention_separates_every_point_with_real_margin(self_whp_outputs, X, seed):
     """Thm 6.2 / D.5–D.17 (X = 1) and E.4 (X = I) at n = 256, d = 130, m = 48: F_exp > 0 on all 256 points of
-    D1, and F_exp = 0 on D0, F_lin = 0 on both, with margins far from round-off (notes §3.3: ≥ 0.05·s)."""
+    D1, and F_exp = 0 on D0, F_lin = 0 on both, with margins far from round-off (≥ 0.05·s)."""
     n, m, c = 256, 48, 0.8
     s = math.sqrt(math.log(n))
     Y = sp.rademacher(np.random.default_rng(seed), 130, m)
@@ -144,7 +150,7 @@ def test_toy_model_outcomes_at_n_1000():
 )
 def test_exact_success_probability_matches_brute_force(case, m, params, expected):
     exact = sp.success_probability(case, m, sp.sign_vectors(params["d"]), **params)
-    assert exact == pytest.approx(expected, abs=6e-4)  # the notes' independent values
+    assert exact == pytest.approx(expected, abs=6e-4)  # independent values, computed outside this code base
     trials = 1000
     simulated = sp.simulate_success(case, m, trials, np.random.default_rng(7), **params)
     assert abs(simulated - exact) < band(exact, trials)
@@ -205,7 +211,7 @@ def test_toy_success_rate_matches_one_minus_two_to_the_minus_m():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_linear_attention_with_another_qk_separates_the_self_attention_classes(seed):
-    """Notes §3.8-1: with X′ = e₀e₀ᵀ + n⁻²·1, V = I and the paper's own random readout and τ, F_lin > 0 on every
+    """Notebook 10 §2: with X′ = e₀e₀ᵀ + n⁻²·1, V = I and the paper's own random readout and τ, F_lin > 0 on every
     D1 point and F_lin = 0 on every D0 point — the impossibility is about one parameter choice, not the class."""
     n, d, m, a0, a1, b, c = 128, 66, 40, 0.01, 1.2, 0.2, 0.8
     s, tau, X = math.sqrt(math.log(n)), sp.self_threshold(n, c), sp.spike_qk(n, d)

@@ -1,6 +1,6 @@
 """The separation sweeps (rflib.experiments.separation_sweeps, rflib.separation's sign-vector source and readout
-count, separation_training's accuracy sweep): each equals the single calls it loops over, drawing from the given
-streams in order, and matches the closed forms and independent values of the notes where there are some."""
+count, separation_training's accuracy sweep): each equals the single calls it loops over, drawing from the given streams
+in order, and matches the closed forms and, where there are some, independent values computed outside this code base."""
 
 import math
 
@@ -65,7 +65,7 @@ def test_success_sweep_pairs_the_exact_formula_with_the_simulation_point_by_poin
     grid = {"d": (6, 5)}
     res = ss.success_sweep("cross", grid, CROSS_BASE, sp.sign_vectors, 50, np.random.default_rng(4))
     assert list(res) == [("d", 6), ("d", 5)]
-    assert res["d", 6][0] == pytest.approx(0.6893, abs=6e-4)  # the notes' independent value (n = 200, m = 9)
+    assert res["d", 6][0] == pytest.approx(0.6893, abs=6e-4)  # independent value (n = 200, m = 9)
     rng = np.random.default_rng(4)  # the same draws, in grid order
     for d in grid["d"]:
         params = dict(CROSS_BASE, d=d)
@@ -117,7 +117,7 @@ def test_spike_row_outputs_match_the_lemma_closed_forms_and_the_notes_values():
     assert spike == pytest.approx(a * big / (big + n - 1), rel=1e-10)  # softmax weight of the spike row on itself
     assert other == pytest.approx(a * n**a / (n**a + n - 1), rel=1e-10)  # another row's weight on the spike
     assert lin == pytest.approx(a * (1 + a) / (n + a), rel=1e-12)
-    assert (round(spike, 4), round(lin, 5)) == (1.1998, 0.01312)  # notes §2.6
+    assert (round(spike, 4), round(lin, 5)) == (1.1998, 0.01312)  # Lemmas D.3, D.11 at n = 200, a1 = 1.2
 
 
 def test_worst_linear_margins_show_separation_with_the_spike_qk_but_not_with_the_papers_qk():
@@ -147,7 +147,7 @@ def test_phase_diagram_cells_are_the_exact_probabilities_and_transpose_with_the_
     fixed = dict(n=256, a0=0.01, a1=1.2, b=0.2, c=0.8, X="ones")
     grid = ss.success_phase_diagram("self", ("d", (6, 10)), ("m", (5, 15)), sp.sign_vectors, **fixed)
     assert grid.shape == (2, 2)
-    assert grid[1, 1] == pytest.approx(0.491, abs=6e-4)  # the notes' independent value (n = 256, d = 10, m = 15)
+    assert grid[1, 1] == pytest.approx(0.491, abs=6e-4)  # independent value (n = 256, d = 10, m = 15)
     assert grid[0, 0] == sp.success_probability("self", 5, sp.sign_vectors(6), d=6, **fixed)
     swapped = ss.success_phase_diagram("self", ("m", (5, 15)), ("d", (6, 10)), sp.sign_vectors, **fixed)
     np.testing.assert_array_equal(swapped, grid.T)

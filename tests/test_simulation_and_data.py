@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy import stats
 
 from rflib import features, kernels, moments, projections, sphere
 from rflib.experiments import datasets, simulation
@@ -65,7 +66,12 @@ def test_structured_orthogonal_blocks_are_orthogonal_with_row_length_sqrt_D(key)
 def test_halton_projections_are_deterministic_and_roughly_gaussian():
     W = projections.halton_gaussian(7, 4096, 5)
     np.testing.assert_array_equal(W, projections.halton_gaussian(7, 4096, 5))
-    assert np.all(np.isfinite(W)) and abs(W.mean()) < 0.01 and abs(W.std() - 1) < 0.02
+    # Halton's defining stratification survives digit scrambling: the first b^k points of the base-b coordinate put
+    # exactly one point in each interval [j/b^k, (j + 1)/b^k) (bases 2 and 3 for the first two coordinates)
+    for column, cells in ((0, 2**12), (1, 3**7)):
+        u = stats.norm.cdf(W[:cells, column])
+        assert sorted(np.floor(u * cells).astype(int).tolist()) == list(range(cells))
+    assert not np.array_equal(W, projections.halton_gaussian(8, 4096, 5))  # the seed scrambles
 
 
 def test_uci_datasets_load_offline_and_standardise_to_the_unit_sphere():
@@ -129,6 +135,17 @@ def test_natural_image_patches_are_deterministic_8x8_in_unit_range():
     b = datasets.natural_image_patches(np.random.default_rng(3), 20)
     assert a.shape == (20, 64) and np.array_equal(a, b)
     assert 0.0 <= a.min() and a.max() <= 1.0
+    # without averaging (size = out) a patch is a verbatim 8×8 window of one photo's luma
+    from sklearn.datasets import load_sample_images
+
+    (patch,) = datasets.natural_image_patches(np.random.default_rng(5), 1, size=8, out=8).reshape(1, 8, 8)
+    lumas = [
+        np.asarray(i, dtype=np.float64) @ np.array([0.299, 0.587, 0.114]) / 255.0 for i in load_sample_images().images
+    ]
+    found = any(
+        np.any(np.all(np.lib.stride_tricks.sliding_window_view(luma, (8, 8)) == patch, axis=(2, 3))) for luma in lumas
+    )
+    assert found
 
 
 def test_clustered_generator_hits_the_column_sums_of_the_targets(key):
@@ -318,7 +335,7 @@ def test_angular_hybrid_variants_hold_theorem_3_1_and_sharing_lowers_the_mse_for
     )
     for closed, mse, se in variants.values():
         assert abs(mse - closed) <= 5 * se
-    assert variants[True][0] < 0.9 * variants[False][0]  # ~18 % lower (HRF notes)
+    assert variants[True][0] < 0.9 * variants[False][0]  # ~18 % lower at this point (Theorem 3.1 (II) vs (I))
 
 
 def test_loglog_slope_recovers_a_power_law_and_is_nan_with_fewer_than_two_points():
@@ -329,6 +346,18 @@ def test_loglog_slope_recovers_a_power_law_and_is_nan_with_fewer_than_two_points
     assert math.isnan(simulation.loglog_slope(F, y, x_min=1000))
     with pytest.raises(ValueError, match="y"):
         simulation.loglog_slope(F, -y)
+
+
+def test_slope_over_draws_averages_per_draw_slopes_with_their_standard_error():
+    F = np.array([16.0, 64.0, 256.0, 1024.0])
+    y = np.stack([c * F**p for c, p in ((1.0, -0.4), (2.0, -0.5), (3.0, -0.6))], axis=1)  # three draws
+    mean, se = simulation.slope_over_draws(F, y, x_min=64)
+    assert mean == pytest.approx(-0.5, abs=1e-12)
+    assert se == pytest.approx(0.1 / np.sqrt(3), abs=1e-12)  # sample std of (−0.4, −0.5, −0.6) is 0.1
+    with pytest.raises(ValueError, match="at least 2 draws"):
+        simulation.slope_over_draws(F, y[:, :1])
+    with pytest.raises(ValueError, match="x_min"):
+        simulation.slope_over_draws(F, y, x_min=2000)
 
 
 def test_paired_log_ratio_is_the_geometric_mean_ratio_with_a_two_standard_error_band():

@@ -104,11 +104,14 @@ def test_attention_tv_errors_are_total_variations_that_fall_with_the_number_of_f
         return jax.random.key(1000 * M + draw)
 
     kinds = ("positive", "sderf")
-    mean, se = tf.attention_tv_errors(captured, CFG, (2, 1024), 3, kinds, key_for, progress=False)
+    mean, se, per_draw = tf.attention_tv_errors(captured, CFG, (2, 1024), 3, kinds, key_for, progress=False)
     assert calls == [(0, M, draw) for M in (2, 1024) for draw in range(3)]
     for kind in kinds:
         assert all(0 <= mean[kind, M] <= 1 and se[kind, M] >= 0 for M in (2, 1024))  # rows are distributions
         assert mean[kind, 1024] < 0.5 * mean[kind, 2]
+        for M in (2, 1024):  # one layer: the per-draw values are the draws themselves, summarised by mean and s.e.
+            assert per_draw[kind, M].shape == (3,) and mean[kind, M] == pytest.approx(per_draw[kind, M].mean())
+            assert se[kind, M] == pytest.approx(per_draw[kind, M].std(ddof=1) / np.sqrt(3))
     with pytest.raises(ValueError, match="kinds must be one of"):
         tf.attention_tv_errors(captured, CFG, (2,), 1, ("softmax",), key_for, progress=False)
 
@@ -174,7 +177,7 @@ def test_warm_start_finetuning_starts_every_model_from_the_base_with_the_named_k
     row = rows["positive", 4]
     assert row["fine_tuned"] == tf.accuracy(tuned, x[:24], labels[:24], CFG, "positive", features=4, key=eval_keys[0])
     assert row["zero_shot"] == tf.accuracy(base, x[:24], labels[:24], CFG, "positive", features=4, key=eval_keys[0])
-    assert np.isnan(row["draw_sd"])  # one evaluation draw: no spread
+    assert np.isnan(row["draw_sd"]) and np.isnan(row["zero_shot_sd"]) and np.isnan(row["fine_tuned_sd"])  # one draw
     with pytest.raises(ValueError, match="kinds must be one of"):
         tf.warm_start_finetuning(
             base, (x, labels), (x, labels), Ms=(4,), kinds=("softmax",), key_for=key_for, eval_keys=eval_keys, **run

@@ -109,7 +109,7 @@ def standardize_to_sphere(X, radius: float = 1.0) -> np.ndarray:
     """z-score every column, then rescale every row to norm ``radius``.  (n, d) → (n, d).
 
     Raw UCI features (e.g. wine's proline ≈ 10³) would overflow exp(xᵀy); the HRF paper does not say how it
-    preprocessed Table 1's data, and this is the choice stated in our notebook (HRF notes §4, Table 1).
+    preprocessed Table 1's data, and this is the choice stated in our notebook (ERRATA.md HRF-E14).
     """
     X = np.asarray(_checks.points("X", X), dtype=np.float64)
     radius = _checks.positive_float("radius", radius)
@@ -158,13 +158,13 @@ def clustered_queries_keys(
     """Two query and two key clusters whose eq 88 residuals s_ij approximate ``s_targets`` (HRF App H.3).
 
     App H.3 draws X₀, Y₀ ∈ ℝ⁵⁰, rotates them by Haar matrices into two centres per side, "adjusts element signs to
-    control s" and adds N(0, σ²I) noise, 1000 points per cluster, then "normalises the ℓ2 norms"; the details are
-    not given. Our generator (HRF notes §4): query centres have all coordinates positive; key centre j is negative
-    except on ``same_sign`` coordinates S_j, which alone contribute to s_ij = 4 Σ_{k∈S_j} r^x_{ik} r^y_{jk}. Centres
-    get norm ``centre_norm``, noise σ = ``noise`` is added, and all points are rescaled by one global constant to
-    mean norm ``mean_norm``. The positive key coordinates are then scaled per key cluster j so that
-    s_1j + s_2j matches the targets' column sum after normalisation (two degrees of freedom for four targets: the
-    achieved s is returned and should be reported).
+    control s" and adds N(0, σ²I) noise, 1000 points per cluster, then "normalises the ℓ2 norms"; the details are not
+    given (ERRATA.md HRF-E13, HRF-E14). Our generator: query centres have all coordinates positive; key centre j is
+    negative except on ``same_sign`` coordinates S_j, which alone contribute to s_ij = 4 Σ_{k∈S_j} r^x_{ik} r^y_{jk}.
+    Centres get norm ``centre_norm``, noise σ = ``noise`` is added, and all points are rescaled by one global constant
+    to mean norm ``mean_norm``. The positive key coordinates are then scaled per key cluster j so that s_1j + s_2j
+    matches the targets' column sum after normalisation (two degrees of freedom for four targets: the achieved s is
+    returned and should be reported).
 
     Args:
       key: JAX random key.

@@ -137,8 +137,9 @@ def speed_trick_z_scores(
     key_full, key_reduced, x, y, make: Callable, shapes: Mapping[str, tuple[int, int]], draws: int, *, chunk=1000
 ) -> tuple[float, float]:
     """z-scores of the difference in mean and in MSE between ``draws`` estimates of SM(x, y) at the full pair
-    x, y: (d,) and at its 2-D reduction (``simulation.reduce_to_span``), which for iid projections have the same
-    law (HRF notes §3.0). ``shapes``: name → (rows, 2); the full draws use (rows, d), ``chunk`` draws at a time.
+    x, y: (d,) and at its 2-D reduction (``simulation.reduce_to_span``), which for iid projections have the same law
+    (:mod:`rflib.experiments.simulation`). ``shapes``: name → (rows, 2); the full draws use (rows, d), ``chunk`` draws
+    at a time.
     Returns (z_mean, z_mse); |z| ≲ 3 when the two laws agree."""
     _checks.vectors("y", y, dim=_checks.vectors("x", x).shape[-1])
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)

@@ -140,7 +140,7 @@ def theorem1_law_deviations(ratio_sim: Mapping, dims, thetas) -> dict:
 
 def orthogonal_gain_table(names: Iterable[str], x, y, key: Callable, draws: int) -> dict:
     """Measured MSE_URN − MSE_ORN against the first-order law (d − 1)‖H‖²_F / (2d²) for m = d rows, per activation
-    (our derivation replacing Theorem 1's K(ε)/d; notes §3.3).  x, y: (d,).
+    (our derivation replacing Theorem 1's K(ε)/d, written out in notebook 07 §3; ERRATA.md KAMA-E2).  x, y: (d,).
 
     One stack of ``draws`` iid matrices (key ``key("urn")``) and one of Haar-orthogonal matrices (``key("orn")``),
     both (draws, d, d), serve every activation. Returns {name: {"kernel", "urn", "urn_se", "orn", "orn_se", "gap",

@@ -115,11 +115,14 @@ def _trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels):
 
 
 def best_sigma_index(validation_accuracy) -> int:
-    """Index of the σ with the highest mean validation accuracy; ties go to the smallest σ (first index)."""
+    """Index of the σ with the highest mean validation accuracy; ties go to the middle of the tied σ (the lower
+    median of their indices). With validation sets of a few objects many σ tie, and the smallest of them can be the
+    degenerate one where every kernel value is ≈ 1 and the classifier predicts the majority class."""
     acc = np.asarray(validation_accuracy, dtype=np.float64)
     if acc.ndim != 1 or acc.size == 0 or not np.all(np.isfinite(acc)):
         raise ValueError(f"validation_accuracy must be a finite non-empty 1-D array, got shape {acc.shape}")
-    return int(np.flatnonzero(acc >= acc.max() - 1e-12)[0])
+    tied = np.flatnonzero(acc >= acc.max() - 1e-12)
+    return int(tied[(tied.size - 1) // 2])
 
 
 # --- the FAVOR# Fig 3 protocol: the σ sweep of one split, and its summaries ---------------------------
@@ -209,7 +212,7 @@ def accuracy_sweep(
 
 def accuracy_at_validated_sigma(curve, sigmas) -> tuple[float, float]:
     """curve: (2, n_σ) mean (validation, test) accuracy → (test accuracy at the validated σ, that σ); the σ is
-    :func:`best_sigma_index` of the validation row (ties to the smaller σ)."""
+    :func:`best_sigma_index` of the validation row (ties to the middle tied σ)."""
     curve = np.asarray(curve)
     if curve.ndim != 2 or curve.shape[0] != 2 or curve.shape[1] != len(sigmas):
         raise ValueError(f"curve must have shape (2, {len(sigmas)}) (validation, test per σ), got {curve.shape}")

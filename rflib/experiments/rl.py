@@ -359,3 +359,22 @@ def rank_correlation(scores_by_k: dict) -> float:
     if len(Ks) <= 2:
         return float("nan")
     return stats.spearmanr(np.repeat(Ks, counts.pop()), np.concatenate([scores_by_k[K] for K in Ks])).statistic
+
+
+def rank_trend(scores_by_k: dict) -> tuple[float, float, float]:
+    """Spearman's test of "the score grows with K" over :func:`rotation_ablation`'s runs ({K: [score per seed]}, one
+    point per run): (ρ, one-sided p-value for an increasing trend, one-sided p-value for a decreasing one); NaNs with
+    fewer than three K."""
+    from scipy import stats
+
+    rho = rank_correlation(scores_by_k)
+    if not np.isfinite(rho):
+        return float("nan"), float("nan"), float("nan")
+    Ks = list(scores_by_k)
+    x = np.repeat(Ks, len(scores_by_k[Ks[0]]))
+    y = np.concatenate([scores_by_k[K] for K in Ks])
+    return (
+        float(rho),
+        float(stats.spearmanr(x, y, alternative="greater").pvalue),
+        float(stats.spearmanr(x, y, alternative="less").pvalue),
+    )

@@ -1,7 +1,7 @@
 """Sweeps over the separation constructions of Deng, Song, Yuan, Zhou (arXiv 2310.11685v2): the success-rate sweeps
 of §7 (exact formula next to the end-to-end simulation), the toy model's Fig 3, and the studies beyond the paper
-(notes §3.8, G1–G4): the class gap of the attention outputs over n, linear attention's worst margins over every
-data point, a tuned readout, and phase diagrams of the exact success probability.
+(notebook 10): the class gap of the attention outputs over n, linear attention's worst margins over every data point, a
+tuned readout, and phase diagrams of the exact success probability.
 
 Everything here loops over :mod:`rflib.separation`; randomness comes in as numpy generators (or callables that make
 them), so a notebook's named streams fix every draw. Conventions as there: natural logs, s = √(log n), 0-based rows.
@@ -133,7 +133,7 @@ def toy_success_rates(
 def class_gaps(
     ns: Sequence[int], d: int, a0: float, a1: float, b: float, c: float, *, progress: bool = False
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Notes §3.8-5: per n of ``ns``, max |c(D1) − c(D0)| / √log n over rows and coordinates of the self-attention
+    """Notebook 10 § 1: per n of ``ns``, max |c(D1) − c(D0)| / √log n over rows and coordinates of the self-attention
     outputs (X = 1_{d×d}, V = I, spike row j3 = 0 in both classes), for softmax ("exp") and linear ("lin")
     attention, and the least-squares slope of log gap against log n per kind (−1 for Θ(1/n), 0 for Θ(1)).
     Closed form: :func:`rflib.separation.self_class_gap`. Returns ({kind: (len(ns),) list}, {kind: slope}).
@@ -154,7 +154,7 @@ def class_gaps(
 def worst_linear_margins(
     n: int, d: int, a0: float, a1: float, b: float, c: float, X, readouts: Sequence[np.ndarray]
 ) -> list[tuple[float, float]]:
-    """Notes §3.8-1 (against Thm 6.2): F_lin's worst margins over *every* data point, per readout Y (d, m) of
+    """Notebook 10 § 2 (against Thm 6.2): F_lin's worst margins over *every* data point, per readout Y (d, m) of
     ``readouts``, with query–key matrix X ((d, d), or "ones"/"identity"), V = I and the paper's τ = (c + 0.1)√log n.
 
     Returns [(min over D1 of F_lin's margin / s, max over D0 of F_lin's margin / s)] — linear attention separates
@@ -174,7 +174,7 @@ def worst_linear_margins(
 
 
 def tuned_readout(n: int, d: int, a0: float, a1: float, b: float, c: float, *, step: int = 10) -> dict[str, float]:
-    """Notes §3.8-2: the paper's X = 1_{d×d} with the single readout y = e₀. Over the spike rows j3 = 0, step,
+    """Notebook 10 § 2: the paper's X = 1_{d×d} with the single readout y = e₀. Over the spike rows j3 = 0, step,
     2·step, … < n, the smallest D1 and largest D0 value of max_j c_j[0] under linear attention; a threshold τ*
     halfway between them separates the classes iff D1's minimum exceeds D0's maximum, with half the difference
     (in units of s = √log n) as margin. Returns {"D1 min c0", "D0 max c0", "margin / s"}."""
@@ -195,7 +195,7 @@ def success_phase_diagram(
     progress: bool = False,
     **fixed,
 ) -> np.ndarray:
-    """Notes G4: the exact P(E_success) (:func:`rflib.separation.success_probability`) over a grid of two
+    """Notebook 10 § 3: the exact P(E_success) (:func:`rflib.separation.success_probability`) over a grid of two
     parameters. ``rows`` and ``cols`` are (name, values) pairs; a name is "m" (the readout count) or one of the
     case's parameters, and ``fixed`` holds the others (m among them if it is not an axis). Sign vectors:
     ``sigmas_for(d)``, (N, d). Returns (len(row values), len(col values)). ``progress``: a bar over the rows,
@@ -221,7 +221,7 @@ def success_phase_diagram(
 
 
 def spike_row_outputs(n: int, d: int, a: float, b: float, c: float) -> tuple[float, float, float]:
-    """Lemmas D.3 vs D.11 in numbers (notes §2.6): self-attention with X = 1_{d×d}, V = I and the spike in row
+    """Lemmas D.3 vs D.11 in numbers (notebook 09 §1): self-attention with X = 1_{d×d}, V = I and the spike in row
     j3 = 0, column 0 of the attention outputs (n, d) in units of s = √log n: (softmax at the spike row, softmax at
     another row, linear — every linear row is the same pooled vector)."""
     n = _checks.positive_int("n", n)

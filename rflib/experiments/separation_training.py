@@ -1,7 +1,7 @@
 """Training both attention types on the self-attention separation task from noisy samples (beyond the paper).
 
-Data (notes §5, study 5): class 0 has a spike a ~ U[0, 0.1], class 1 a ~ U[0.7, 1.5]; b ~ U[0.1, 0.3], c = 1 − b,
-a random special row j3 (Def D.1's layout), plus N(0, (noise·√log n)²) on every entry.
+Data (our study beyond the paper, notebook 10 §4): class 0 has a spike a ~ U[0, 0.1], class 1 a ~ U[0.7, 1.5]; b ~
+U[0.1, 0.3], c = 1 − b, a random special row j3 (Def D.1's layout), plus N(0, (noise·√log n)²) on every entry.
 
 Model: one attention layer with learned X = QKᵀ and V (softmax, or linear = scores / row sum), m learned readout
 directions with a learned threshold, ReLU, max-pooling over the n rows and a linear output; logistic loss, Adam,
@@ -101,7 +101,7 @@ def accuracy(params, A, labels, kind: str) -> float:
 def accuracy_sweep(
     ns, d: int, size: int, noise: float, seeds: int, steps: int, data_rng, init_key, *, progress: bool = False
 ) -> dict[tuple[str, int], list[float]]:
-    """Test accuracy of both attention types trained end to end, per sequence length (notes §5, study 5).
+    """Test accuracy of both attention types trained end to end, per sequence length (notebook 10 §4).
 
     For each n of ``ns``: one generator ``data_rng(n)`` draws a training set and then a test set of ``size``
     samples each (:func:`noisy_self_data`, A: (size, n, d)); then, per kind ("exp", "lin") and per seed

@@ -1,9 +1,10 @@
 """Monte Carlo of random-feature estimators at fixed input pairs: many independent draws of the random matrices.
 
-For iid Gaussian projections, an estimator of SM(x, y) depends on ω only through (ωᵀx, ωᵀy), whose law is fixed by
-the Gram matrix of (x, y). :func:`reduce_to_span` maps a pair in ℝ^d to a pair in ℝ² with the same Gram matrix, so
-simulations at d = 64 can be run in d = 2 *exactly in distribution* (HRF notes §3.0, "speed trick"). This does not
-hold for structured (orthogonal, Hadamard, QMC) projections: use the full-dimensional pairs for those.
+For iid Gaussian projections, an estimator of SM(x, y) depends on ω only through (ωᵀx, ωᵀy), whose law is fixed by the
+Gram matrix of (x, y). :func:`reduce_to_span` maps a pair in ℝ^d to a pair in ℝ² with the same Gram matrix, so
+simulations at d = 64 can be run in d = 2 *exactly in distribution* (our "speed trick", checked by
+tests/test_simulation_and_data.py::test_two_dimensional_and_full_dimensional_simulations_agree_in_distribution). This
+does not hold for structured (orthogonal, Hadamard, QMC) projections: use the full-dimensional pairs for those.
 """
 
 from __future__ import annotations
@@ -450,6 +451,19 @@ def loglog_slope(x, y, *, x_min: float | None = None) -> float:
         return float(np.polyfit(np.log(x), log_y, 1)[0])
     keep = x >= _checks.real_number("x_min", x_min)
     return float(np.polyfit(np.log(x[keep]), log_y[keep], 1)[0]) if keep.sum() >= 2 else float("nan")
+
+
+def slope_over_draws(x, y, *, x_min: float | None = None) -> tuple[float, float]:
+    """The log-log slope of each independent draw's curve (:func:`loglog_slope` over x ≥ ``x_min``), averaged over
+    draws, and the standard error of that mean (std/√N over the N draws; needs N ≥ 2).  x: (k,) > 0; y: (k, N) > 0,
+    column j one draw's values at every x."""
+    y = _checks.finite_numpy("y", y, 2)
+    if y.shape[1] < 2:
+        raise ValueError(f"y must hold at least 2 draws (columns) for a standard error, got shape {y.shape}")
+    slopes = np.array([loglog_slope(x, y[:, j], x_min=x_min) for j in range(y.shape[1])])
+    if not np.isfinite(slopes).all():
+        raise ValueError(f"fewer than two x ≥ x_min = {x_min}: no slope to fit")
+    return float(slopes.mean()), float(slopes.std(ddof=1) / np.sqrt(slopes.size))
 
 
 def paired_log_ratio(a, b) -> tuple[float, float]:

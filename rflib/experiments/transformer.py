@@ -258,7 +258,9 @@ def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *
     ``progress``: show a bar over the M of each layer.
 
     Returns:
-      (mean, standard error) dicts, (kind, M) → float over the layers × draws values.
+      (mean, standard error, per draw): (kind, M) → the mean over layers × draws, its standard error over the draws
+      (ddof 1, NaN for one draw), and the (draws,) array of each draw's mean over layers — paired across kinds, since
+      one ω serves every kind, so differences between kinds are best judged draw by draw.
     """
     draws = _checks.positive_int("draws", draws)
     for kind in kinds:
@@ -267,7 +269,7 @@ def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *
         _checks.positive_int("Ms", M)
     scale_qk = cfg.head_dim**-0.25
     identity = np.eye(cfg.tokens, dtype=np.float32)
-    tv = {(kind, M): [] for kind in kinds for M in Ms}
+    tv = {(kind, M): np.zeros((len(captured), draws)) for kind in kinds for M in Ms}
     for layer, (q, k, _) in enumerate(captured):
         q, k = q * scale_qk, k * scale_qk
         values = np.broadcast_to(identity, q.shape[:2] + identity.shape)
@@ -277,10 +279,13 @@ def attention_tv_errors(captured, cfg: Config, Ms, draws: int, kinds, key_for, *
                 W = projections.orthogonal(key_for(layer, M, draw), M, cfg.head_dim)
                 for kind in kinds:
                     est = np.asarray(attention.favor_sharp_attention(q, k, values, W, method=kind))
-                    tv[kind, M].append(0.5 * np.abs(est - exact).sum(-1).mean())
-    mean_tv = {key: float(np.mean(val)) for key, val in tv.items()}
-    se_tv = {key: float(np.std(val) / np.sqrt(len(val))) for key, val in tv.items()}
-    return mean_tv, se_tv
+                    tv[kind, M][layer, draw] = 0.5 * np.abs(est - exact).sum(-1).mean()
+    per_draw = {key: val.mean(axis=0) for key, val in tv.items()}
+    mean_tv = {key: float(val.mean()) for key, val in per_draw.items()}
+    se_tv = {
+        key: float(val.std(ddof=1) / np.sqrt(draws)) if draws > 1 else float("nan") for key, val in per_draw.items()
+    }
+    return mean_tv, se_tv, per_draw
 
 
 def captured_log_relative_variance(captured, cfg: Config, images: int, kinds) -> dict[str, float]:
@@ -345,8 +350,9 @@ def warm_start_finetuning(
       train_data, test_data: (images, labels) pairs.
       progress: show a bar over the kinds for each M.
     Returns:
-      ``{("softmax", None): {"zero_shot", "fine_tuned"}, (kind, M): {"zero_shot", "fine_tuned", "draw_sd"}}``,
-      accuracies in [0, 1]; draw_sd is the larger standard deviation over evaluation draws of the two.
+      ``{("softmax", None): {"zero_shot", "fine_tuned"}, (kind, M): {"zero_shot", "fine_tuned", "zero_shot_sd",
+      "fine_tuned_sd", "draw_sd"}}``, accuracies in [0, 1]; ``*_sd`` the standard deviations over evaluation draws
+      (ddof 1, NaN for one draw), draw_sd the larger of the two.
     """
     for kind in kinds:
         _checks.one_of("kinds", kind, dense_exp.METHODS)
@@ -371,5 +377,11 @@ def warm_start_finetuning(
                 accuracy_over_draws(base, X_test, y_test, cfg, kind, M, eval_keys),
                 accuracy_over_draws(tuned, X_test, y_test, cfg, kind, M, eval_keys),
             )
-            rows[kind, M] = {"zero_shot": zero_shot, "fine_tuned": fine_tuned, "draw_sd": max(zero_sd, fine_sd)}
+            rows[kind, M] = {
+                "zero_shot": zero_shot,
+                "fine_tuned": fine_tuned,
+                "zero_shot_sd": zero_sd,
+                "fine_tuned_sd": fine_sd,
+                "draw_sd": max(zero_sd, fine_sd),
+            }
     return rows

@@ -3,7 +3,8 @@
 Queries come from n_q clusters with centres r^x_i, keys from n_k clusters with centres r^y_j. For each pair (i, j)
 a CE estimator Ψ_A(x)ᵀΨ_{A^{-T}}(y) is tuned so that its variance is small near the centres: by eq 17 the variance
 vanishes iff A x + A^{-T} y = 0, so A^{ij} minimises the loss l(A) = |A r^x_i + A^{-T} r^y_j|² (eq 21, modulus).
-HRF-C ("hybrid zero-one mixture", Def H.2) uses, for each pair of points, the estimator of their cluster pair:
+HRF-C ("hybrid zero-one mixture", Def H.2) uses, for each pair of points, the estimator of their cluster pair
+(:func:`cluster_hybrid_estimator`):
 
     Ψ₁(x) = ⋆_{i,j} 1[x ∈ X_i] Ψ_{A^{ij}}(x),     Ψ₂(y) = ⋆_{i,j} 1[y ∈ Y_j] Ψ_{(A^{ij})^{-T}}(y),
 
@@ -15,9 +16,14 @@ Diagonal A, as in the paper's experiments, per coordinate k with a = r^x_{i,k}, 
 - real (eq 88): A_kk = √|b/a|, leaving l(A) = 4 Σ_{k: ab > 0} a·b (only same-sign coordinates contribute).
 
 Eq 88 is unstable when a centre coordinate is tiny: A_kk is then huge and points away from the centre get an
-astronomically large variance (HRF notes §2.11, not in the paper). :func:`real_diagonal_A` therefore clips A_kk to
-[1/clip, clip] (default 10) — the documented stabilisation — and :func:`moment_diagonal_A` offers a cluster-moment
-alternative (an extension, not in the paper).
+astronomically large variance (ERRATA.md HRF-E18; the paper does not mention it). :func:`real_diagonal_A` therefore
+clips A_kk to [1/clip, clip] (default 10) — the documented stabilisation — and :func:`moment_diagonal_A` offers a
+cluster-moment alternative (an extension, not in the paper).
+
+The "hybrid Gaussian mixture" of Def H.1 (eqs 93–100; :func:`gaussian_mixture_hybrid_estimator`) weights every
+cluster pair's estimator ŜM^{ij} by a linearised Gaussian coefficient λ̂^{ij} ≈ exp(−‖A^{ij}x + (A^{ij})^{-1}y‖²/(2τ²))
+(:func:`cluster_gaussian_lambda`), which is 1 where the pair's CE variance vanishes, and gives a default base ŜM⁰ the
+rest, λ̂⁰ = 1 − Σ λ̂^{ij} (eq 98): Lemma 2.3's construction with p = n_q·n_k.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks
-from rflib.features import complex_exp
+from rflib.features import complex_exp, hybrid
 from rflib.features.base import Estimator, Features, concat
 
 
@@ -172,3 +178,42 @@ def cluster_hybrid_direct(pair_estimators, centres_x, centres_y, X, Y) -> jax.Ar
             mask = (ix == i)[:, None] & (jy == j)[None, :]
             out = jnp.where(mask, est.estimate(X, Y), out)
     return out
+
+
+def _scaled_side(side, scale, X):
+    return side(_checks.points("X", X) * scale)
+
+
+def cluster_gaussian_lambda(T, tau: float, a) -> hybrid.LambdaEstimator:
+    """λ̂^{ij} of Def H.1 (eqs 93–96) for a real diagonal A = diag(a): an unbiased estimate of
+    λ(x, y) = exp(−‖A x + A^{-1} y‖²/(2τ²)), which is 1 where the CE estimator with this A has zero variance (eq 17).
+
+    Eq 93's factorisation (Ax)ᵀ(A^{-1}y) = xᵀy needs A real and diagonal, as in the paper's experiments (eq 88); it
+    is HRF eq 20's Gaussian λ with M = I on the rescaled inputs (a ⊙ x, y / a). Shapes: T (n, d), a (d,) > 0.
+    """
+    _checks.positive_entries("a (the diagonal of A, which must be invertible)", a)
+    a = jnp.asarray(a)
+    lam = hybrid.gaussian_lambda(T, tau)  # exp(−‖u + v‖²/(2τ²))
+    sides = Estimator(
+        partial(_scaled_side, lam.features.query_features, a), partial(_scaled_side, lam.features.key_features, 1 / a)
+    )
+    return hybrid.LambdaEstimator(0.0, sides)
+
+
+def gaussian_mixture_hybrid_estimator(
+    pair_estimators: Sequence[Sequence[Estimator]], pair_lambdas: Sequence[Sequence[hybrid.LambdaEstimator]], base
+) -> Estimator:
+    """The hybrid Gaussian-mixture estimator of Def H.1 (eqs 97–98): Σ_{i,j} λ̂^{ij} ŜM^{ij} + λ̂⁰ ŜM⁰ with
+    λ̂⁰ = 1 − Σ_{i,j} λ̂^{ij}, as one random-feature map (Lemma 2.3, :func:`~rflib.features.hybrid.hybrid_estimator`).
+
+    Args:
+      pair_estimators: n_q × n_k nested sequence of ŜM^{ij} (e.g. diagonal CE estimators with A^{ij}, eq 100).
+      pair_lambdas: n_q × n_k nested sequence of λ̂^{ij} (:func:`cluster_gaussian_lambda`), drawn independently of
+        the estimators.
+      base: the default estimator ŜM⁰ (e.g. trigonometric or FAVOR+ features).
+    """
+    shape = [len(row) for row in pair_estimators]
+    if not shape or [len(row) for row in pair_lambdas] != shape:
+        raise ValueError("pair_estimators and pair_lambdas must be non-empty n_q × n_k nested sequences of one shape")
+    bases = [est for row in pair_estimators for est in row] + [base]
+    return hybrid.hybrid_estimator(bases, [lam for row in pair_lambdas for lam in row])

@@ -9,9 +9,9 @@ is unbiased for SM(x, y) = exp(xᵀy) because (Ax)ᵀ(A^{-T}y) = xᵀy. Its real
 gives the trigonometric estimator (eq 2) and A = I the non-antithetic positive one.
 
 rflib never forms complex features in an estimate: writing Ψ = e^{R}(cos I + i sin I) with R, I real,
-Re(Ψ_A(x)ᵀΨ_{A^{-T}}(y)) = [e^R cos I, e^R sin I](x) · [e^R cos I, −e^R sin I](y), a real asymmetric pair of maps
-(HRF notes §2.6, the "real implementation trick"). :func:`ce_features` gives the complex features themselves,
-for checking the bilinear identities.
+Re(Ψ_A(x)ᵀΨ_{A^{-T}}(y)) = [e^R cos I, e^R sin I](x) · [e^R cos I, −e^R sin I](y), a real asymmetric pair of maps (our
+"real implementation trick", not in the paper: i·i = −1 becomes a sign on one side). :func:`ce_features` gives the
+complex features themselves, for checking the bilinear identities.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ METHODS = ("positive", "gerf", "saderf", "aderf", "sderf")
 """The DERF families that :func:`fit` knows, from the simplest to the richest."""
 
 DEFAULT_EPS = 1e-8
-"""Relative ridge on second-moment matrices: M + ε·(tr M / d)·I (the note's §2.0 pitfall 4)."""
+"""Relative ridge on second-moment matrices: M + ε·(tr M / d)·I (ERRATA.md FAVOR-E17, FAVOR-E18)."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def positive_params(d: int, dtype=None) -> DERF:
 def gerf_params(a, d: int, dtype=None) -> DERF:
     """GERF (eqs 10–12, C corrected) with scalar A = ``a`` < 1/8: f = (1 − 4a)^{d/4} exp(a‖ω‖² + √(1−4a)ωᵀx − ½‖x‖²).
 
-    The paper prints C‖x‖²/2 with C = −½, i.e. −‖x‖²/4, which is biased (erratum 3); the term is −½‖x‖².
+    The paper prints C‖x‖²/2 with C = −½, i.e. −‖x‖²/4, which is biased (ERRATA.md FAVOR-E3); the term is −½‖x‖².
     """
     d = _checks.positive_int("d", d)
     _checks.real_number("a", a, high=0.125, high_open=True, what="GERF needs A < 1/8: 1 − 8A > 0, eq 12")
@@ -334,7 +334,7 @@ def _fit_aderf(st: SetStatistics, eps) -> DERF:
 def _fit_sderf(st: SetStatistics) -> DERF:
     lam, Q = jnp.linalg.eigh(st.N)
     lam = jnp.maximum(lam, 0.0)  # N ⪰ 0; round-off can make tiny eigenvalues negative
-    a = a_star(lam)  # paired with its own eigenvector: no sorting needed (erratum 15)
+    a = a_star(lam)  # paired with its own eigenvector: no sorting needed (ERRATA.md FAVOR-E15)
     B = jnp.sqrt(1.0 - 4.0 * a)[:, None] * Q.T
     eye = jnp.eye(lam.shape[0], dtype=lam.dtype)
     return DERF(A=jnp.diag(a), B1=B, B2=B, C1=-0.5 * eye, C2=-0.5 * eye, log_D=0.25 * jnp.sum(jnp.log1p(-4.0 * a)))
@@ -442,7 +442,7 @@ def trig_phase_features(W, theta, X, *, printed: bool = False) -> Features:
     ω̃ ~ N(0, I_d) (rows of W: (M, d)) and θ ~ Unif[0, 2π] (``theta``: (M,)); the same map serves queries and keys,
     so features(X) @ features(Y).T estimates exp(XYᵀ). ``printed=True`` applies eq 7 as printed to *keys*, i.e.
     cos(−ω̃ᵀy + θ): use it as ``trig_phase_features(W, θ, Y, printed=True)`` to see that it estimates exp(−xᵀy)
-    (erratum 2). Body entries lie in [−√2, √2]; the estimate can be negative.
+    (ERRATA.md FAVOR-E2). Body entries lie in [−√2, √2]; the estimate can be negative.
     """
     X = _checks.points("X", X)
     W = _checks.projection_matrix("W", W, X.shape[1])

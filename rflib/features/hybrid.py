@@ -84,7 +84,7 @@ def normalized_gaussian_lambda(T, sigma: float, r: float) -> LambdaEstimator:
     """λ̂ = 1/ρ − (1/(nρ)) Σ_i cos(σ τ_iᵀ(x − y)) for λ(x, y) = (1 − exp(−σ²‖x − y‖²/2))/ρ, ρ = 1 − e^{−2σ²r²}
     (HRF App F, eqs 67–70, for inputs of norm r: λ = 0 at θ = 0 and λ = 1 at θ = π).
 
-    Eq 70 as printed omits σ inside sin/cos; the unbiased estimator needs it (HRF notes, erratum 5).
+    Eq 70 as printed omits σ inside sin/cos; the unbiased estimator needs it (ERRATA.md HRF-E5).
     λ̂ ∈ [0, 2/ρ] is not confined to [0, 1]. T: (n, d).
     """
     sigma = _checks.positive_float("sigma", sigma)
@@ -113,7 +113,8 @@ def gaussian_lambda(T, c: float, M=None, *, kind: str = "positive") -> LambdaEst
     c = _checks.positive_float("c", c)
     if kind not in ("positive", "trig"):
         raise ValueError(f"kind must be 'positive' or 'trig', got {kind!r}")
-    M = None if M is None else jnp.asarray(M)
+    T = jnp.asarray(T)
+    M = jnp.eye(T.shape[-1], dtype=T.dtype) if M is None else jnp.asarray(M)  # M = I: λ = exp(−‖x + y‖²/(2c²))
     return LambdaEstimator(
         0.0, Estimator(partial(_gaussian_lambda_side, T, c, None, kind), partial(_gaussian_lambda_side, T, c, M, kind))
     )

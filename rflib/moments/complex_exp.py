@@ -23,7 +23,7 @@ def _ce_w(x, y, A):
 
 
 def log_mse_complex_exponential(x, y, A, m: int, *, part: str = "real") -> jax.Array:
-    """log MSE of the CE estimator Ψ_A(x)ᵀΨ_{A^{-T}}(y) with m iid features (HRF §2.3; derived in the HRF notes §2.5).
+    """log MSE of the CE estimator Ψ_A(x)ᵀΨ_{A^{-T}}(y) with m iid features (HRF §2.3; our derivation).
 
     With w = A x + A^{-T} y ∈ ℂ^d, |w|² = Σ|w_i|² and the bilinear w² = Σ w_i²:
 

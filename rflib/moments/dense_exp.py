@@ -110,7 +110,7 @@ def log_relative_variance(params: DERF, X, Y) -> jax.Array:
     """log(Var f⁽¹⁾f⁽²⁾ / K²) for every pair (M = 1), via log expm1(Δ).  X (n, d), Y (k, d) → (n, k).
 
     This is the quantity of Figs 1–2 (the paper writes Var/K; dividing by K² instead shifts every method by the same
-    xᵀy, erratum 19). Exact estimators give −inf (Δ = 0).
+    xᵀy, ERRATA.md FAVOR-E19). Exact estimators give −inf (Δ = 0).
     """
     delta = log_relative_second_moment(params, X, Y)
     return log_expm1(delta)
@@ -138,7 +138,7 @@ def _shifted_log_variance(params: DERF, stats: SetStatistics) -> jax.Array:
     """L̄(θ) (eq 14): mean over all pairs of log E[(f⁽¹⁾f⁽²⁾)²] = log(Var + K²), from the statistics in O(d³).
 
     L̄ = log det(I − 4A) − ½ log det(I − 8A) + tr(G₁M⁽¹⁾) + tr(G₂M⁽²⁾) + 2μ⁽⁴⁾ᵀB⁽¹⁾ᵀR ᵀRB⁽²⁾μ⁽⁵⁾ + 2μ⁽⁴⁾ᵀμ⁽⁵⁾,
-    Gₖ = B⁽ᵏ⁾ᵀRᵀRB⁽ᵏ⁾ (valid θ only). The lower bound is 2dμ⁽³⁾ = mean log K² (Jensen; erratum 6).
+    Gₖ = B⁽ᵏ⁾ᵀRᵀRB⁽ᵏ⁾ (valid θ only). The lower bound is 2dμ⁽³⁾ = mean log K² (Jensen; ERRATA.md FAVOR-E6).
     """
     offset, R = _delta_weights(params)
     R1, R2 = R @ params.B1, R @ params.B2
@@ -160,7 +160,7 @@ def gerf_objective(a, stats: SetStatistics) -> jax.Array:
 def aderf_optimal_value(stats: SetStatistics, *, printed: bool = False) -> jax.Array:
     """Optimal L̄ over ADERF (Theorem 4.2), eq 38: d·[ℓ(A) + 2(1 − 8A)⁻¹(d⁻¹ tr Σ + μ⁽³⁾) + 2μ⁽³⁾].
 
-    ``printed=True`` gives eq 16 as printed, whose last two terms lack the factor d (erratum 10); it is wrong
+    ``printed=True`` gives eq 16 as printed, whose last two terms lack the factor d (ERRATA.md FAVOR-E10); it is wrong
     whenever μ⁽³⁾ or tr Σ is nonzero. Σ are the singular values of M⁽¹⁾^{1/2}M⁽²⁾^{1/2} (no ridge here).
     """
     d = stats.mean_x.shape[0]

@@ -22,45 +22,177 @@ import numpy as np
 from rflib._atomic import write_atomically
 
 VERDICTS = ("holds", "fails", "inconclusive", "scaled", "info")
+DECIDED = ("holds", "fails", "inconclusive")
+"""The outcomes a criterion can produce (``scaled`` is ``holds`` at a reduced scale; ``info`` has no criterion)."""
+SCALES = ("quick", "standard", "paper")
 INTERVAL_Z = 2.0
 """The project's statistical test: an estimate ± 2 standard errors (≈ 95 % for a normal sampling distribution)."""
 
 
+def interval_z(*, samples: int | None = None, parts: int = 1) -> float:
+    """The half-width, in standard errors, of the interval a verdict is read from: the project's 2, widened to the
+    two-sided 95 % Student-t quantile when the standard error comes from few ``samples`` (n − 1 degrees of freedom:
+    12.7 for 2 seeds, 2.26 for 10), and to the Bonferroni quantile Φ⁻¹(1 − 0.025/parts) when a claim is decided
+    part by part (:func:`combine`, :func:`majority`) — so that a claim of many parts does not fail by chance."""
+    from scipy import stats
+
+    z = INTERVAL_Z
+    if samples is not None:
+        if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or samples < 2:
+            raise ValueError(f"samples must be an integer ≥ 2 (a standard error needs two), got {samples!r}")
+        z = max(z, float(stats.t.ppf(0.975, samples - 1)))
+    if isinstance(parts, bool) or not isinstance(parts, numbers.Integral) or parts < 1:
+        raise ValueError(f"parts must be a positive integer, got {parts!r}")
+    return max(z, float(stats.norm.ppf(1 - 0.025 / parts)))
+
+
+def _finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return float(value)
+
+
 def decide(
-    estimate: float, se: float, *, below: float | None = None, above: float | None = None, z: float = INTERVAL_Z
+    estimate: float,
+    se: float,
+    *,
+    below: float | None = None,
+    above: float | None = None,
+    within: tuple[float, float] | None = None,
+    z: float = INTERVAL_Z,
 ) -> str:
-    """The verdict on "the estimated quantity is below ``below``" (or above ``above``; give exactly one), decided by
-    the interval estimate ± z·se: **holds** when the whole interval lies on the claimed side of the threshold,
-    **fails** when it lies wholly on the other side (the threshold itself counts as the other side), and
-    **inconclusive** when the interval contains the threshold — the data cannot decide at this scale.
+    """The verdict on "the estimated quantity is below ``below``" (or above ``above``, or inside the open range
+    ``within = (low, high)``; give exactly one), decided by the interval estimate ± z·se: **holds** when the whole
+    interval lies on the claimed side (inside the range), **fails** when it lies wholly on the other side (outside
+    the range; a threshold itself counts as outside), and **inconclusive** when it straddles a threshold — the data
+    cannot decide at this scale.
 
     estimate, se: finite numbers, se ≥ 0 (a standard error over independent seeds or draws).
     """
-    if (below is None) == (above is None):
-        raise ValueError("give exactly one of below= and above= (the side the claim says the quantity is on)")
-    for name, value in (("estimate", estimate), ("se", se), ("z", z)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    if sum(t is not None for t in (below, above, within)) != 1:
+        raise ValueError("give exactly one of below=, above= and within=(low, high): what the claim says")
+    estimate, se, z = _finite("estimate", estimate), _finite("se", se), _finite("z", z)
     if se < 0 or z <= 0:
         raise ValueError(f"se must be ≥ 0 and z > 0, got se = {se!r}, z = {z!r}")
-    sign, threshold = (1.0, below) if below is not None else (-1.0, above)
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not math.isfinite(threshold):
-        raise ValueError(f"{'below' if sign > 0 else 'above'} must be a finite real number, got {threshold!r}")
-    near, far = sign * estimate + z * se, sign * estimate - z * se  # the interval's ends, claimed side first
-    if near < sign * threshold:
+    low, high = estimate - z * se, estimate + z * se
+    if within is not None:
+        if not isinstance(within, tuple | list) or len(within) != 2:
+            raise ValueError(f"within must be a pair (low, high), got {within!r}")
+        lo, hi = _finite("within[0]", within[0]), _finite("within[1]", within[1])
+        if not lo < hi:
+            raise ValueError(f"within must have low < high, got {within!r}")
+        if lo < low and high < hi:
+            return "holds"
+        return "fails" if high <= lo or low >= hi else "inconclusive"
+    if below is not None:
+        threshold = _finite("below", below)
+        return "holds" if high < threshold else ("fails" if low >= threshold else "inconclusive")
+    threshold = _finite("above", above)
+    return "holds" if low > threshold else ("fails" if high <= threshold else "inconclusive")
+
+
+def decide_smaller(a: tuple[float, float], b: tuple[float, float], *, z: float = INTERVAL_Z) -> str:
+    """The verdict on "quantity a is smaller than quantity b" from independent estimates ``a = (mean, se)`` and
+    ``b = (mean, se)``: :func:`decide` on the difference a − b (standard error √(se_a² + se_b²)) against 0."""
+    (a_mean, a_se), (b_mean, b_se) = a, b
+    return decide(a_mean - b_mean, math.hypot(_finite("a's se", a_se), _finite("b's se", b_se)), below=0.0, z=z)
+
+
+def decide_best_smaller(winners, losers, *, every_winner: bool = False, z: float = INTERVAL_Z) -> str:
+    """The verdict on "the best of ``winners`` is smaller than the best of ``losers``" (lower is better; with
+    ``every_winner``, the *worst* of the winners): :func:`decide_smaller` between the winner and the loser with the
+    lowest means (highest, for the worst winner).  winners, losers: non-empty sequences of (mean, se)."""
+    winners, losers = list(winners), list(losers)
+    if not winners or not losers:
+        raise ValueError("winners and losers must each hold at least one (mean, se)")
+    winner = (max if every_winner else min)(winners, key=lambda v: v[0])
+    return decide_smaller(winner, min(losers, key=lambda v: v[0]), z=z)
+
+
+def decide_test(p_for: float, p_against: float, *, alpha: float = 0.025) -> str:
+    """The verdict of a one-sided hypothesis test run both ways: **holds** when the test for the claimed direction
+    rejects "no effect" at level ``alpha`` (p_for < alpha), **fails** when the test for the opposite direction does,
+    else **inconclusive**. alpha = 0.025 matches the one-sided tail of the project's ±2 s.e. interval."""
+    p_for, p_against, alpha = _finite("p_for", p_for), _finite("p_against", p_against), _finite("alpha", alpha)
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}")
+    return "holds" if p_for < alpha else ("fails" if p_against < alpha else "inconclusive")
+
+
+def majority(verdicts) -> str:
+    """One verdict for "… on most of them": **holds** when more than half of the parts hold, **fails** when not even
+    the parts that hold plus the undecided ones make a majority, else **inconclusive**."""
+    verdicts = list(verdicts)
+    if not verdicts or any(v not in DECIDED for v in verdicts):
+        raise ValueError(f"verdicts must be a non-empty sequence of {DECIDED}, got {verdicts!r}")
+    half = len(verdicts) / 2
+    if verdicts.count("holds") > half:
         return "holds"
-    if far >= sign * threshold:
+    return "fails" if len(verdicts) - verdicts.count("fails") <= half else "inconclusive"
+
+
+def combine(verdicts) -> str:
+    """One verdict for a claim made of several decided parts ("… at every m", "… on every data set"): **fails** if
+    any part fails, **holds** if every part holds, else **inconclusive**."""
+    verdicts = list(verdicts)
+    if not verdicts or any(v not in DECIDED for v in verdicts):
+        raise ValueError(f"verdicts must be a non-empty sequence of {DECIDED}, got {verdicts!r}")
+    if "fails" in verdicts:
         return "fails"
-    return "inconclusive"
+    return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"
 
 
-def criterion_text(*, below: float | None = None, above: float | None = None, z: float = INTERVAL_Z) -> str:
-    """The test :func:`decide` applies, in words, for the report."""
+def mean_and_se(samples) -> tuple[float, float]:
+    """Mean of independent samples (seeds, draws, repetitions) and its standard error, std (ddof 1) / √n.
+    samples: (n,) finite, n ≥ 2."""
+    values = np.asarray(samples, dtype=float).ravel()
+    if values.size < 2 or not np.isfinite(values).all():
+        raise ValueError(f"samples must hold at least 2 finite values for a standard error, got {values.size}")
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
+
+
+def criterion_text(
+    *,
+    below: float | None = None,
+    above: float | None = None,
+    within: tuple[float, float] | None = None,
+    z: float = INTERVAL_Z,
+    quantity: str = "estimate",
+) -> str:
+    """The test :func:`decide` applies, in words, for the report (``quantity`` names what is estimated)."""
+    if within is not None:
+        return (
+            f"holds if {quantity} ± {z:g} s.e. lies inside ({within[0]:g}, {within[1]:g}), fails if it lies wholly "
+            "outside, else inconclusive"
+        )
     side, threshold = ("<", below) if below is not None else (">", above)
     return (
-        f"holds if estimate {'+' if side == '<' else '−'} {z:g} s.e. {side} {threshold:g}, fails if the whole "
+        f"holds if {quantity} {'+' if side == '<' else '−'} {z:g} s.e. {side} {threshold:g}, fails if the whole "
         f"± {z:g} s.e. interval is on the other side, else inconclusive"
     )
+
+
+def meets_expectation(claim: dict) -> bool:
+    """Whether a recorded claim came out as its notebook documented: an ``info`` claim always does; a ``scaled``
+    verdict counts as ``holds`` (the same criterion, passed at a reduced scale); otherwise the verdict must equal
+    the claim's ``expected`` outcome (``"holds"`` unless the notebook documented a known failure or an undecidable
+    claim, with its reason in ``because``)."""
+    verdict = claim["verdict"]
+    if verdict == "info":
+        return True
+    return ("holds" if verdict == "scaled" else verdict) == claim.get("expected", "holds")
+
+
+def asserted_at(doc: dict, scale: str) -> list[dict]:
+    """The claims of a results document with a criterion meaningful at ``scale`` (their ``meaningful_at`` scale is
+    ``scale`` or a smaller one; ``info`` measurements have none): the claims a run at ``scale`` must decide as
+    documented."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    rank = SCALES.index(scale)
+    return [
+        c for c in doc["claims"] if c["verdict"] != "info" and SCALES.index(c.get("meaningful_at", "quick")) <= rank
+    ]
 
 
 def cell(value) -> str:
@@ -119,14 +251,30 @@ class Recorder:
         self.path = results_dir() / f"{notebook}.json"
         self.parameters = _plain(parameters or {})
         self.claims: list[dict] = []
+        self.coverage: list[dict] = []
         self.complete = False
         if not fresh and self.path.exists():
             doc = json.loads(self.path.read_text())
             self.parameters = doc.get("parameters", {}) if parameters is None else self.parameters
             self.claims = doc.get("claims", [])
+            self.coverage = doc.get("coverage", [])
         self._write()
 
-    def record(self, claim_id: str, text: str, *, ours, holds: bool | str, paper=None, note: str = "") -> None:
+    def record(
+        self,
+        claim_id: str,
+        text: str,
+        *,
+        ours,
+        holds,
+        criterion: str = "",
+        paper=None,
+        note: str = "",
+        reduced: str = "",
+        meaningful_at: str = "quick",
+        expected: str = "holds",
+        because: str = "",
+    ) -> None:
         """Record one claim and rewrite the file (returns nothing, so a notebook cell does not echo the entry;
         :meth:`table` shows the claims).
 
@@ -134,20 +282,51 @@ class Recorder:
           claim_id: short stable identifier, unique within the notebook (e.g. ``"lemma_2_2_trig_mse"``).
           text: the claim in one sentence, as a reader would state it.
           ours: our measured value(s).
-          holds: True/False, or one of ``"holds"``, ``"fails"``, ``"inconclusive"`` (the data cannot decide: use
-            :meth:`record_estimate`, which decides it), ``"scaled"`` (holds at a reduced scale), ``"info"`` (a
-            measurement with no verdict).
+          holds: the verdict, computed from the measurement: a bool (the criterion's outcome), a verdict returned by
+            :func:`decide` (``"holds"``, ``"fails"``, ``"inconclusive"``; :meth:`record_estimate` calls it for you),
+            or ``None`` for a measurement with no verdict (``info``). Verdicts are never typed in: ``"scaled"`` comes
+            from ``reduced``.
+          criterion: the test that decides the claim, in words (required unless ``holds`` is ``None``), fixed before
+            the value is seen — it is what ``holds`` computes.
           paper: the paper's value, if it states one.
           note: what was scaled down, or why we disagree.
+          reduced: what is smaller than the paper's setting in this run, for this claim (empty at the paper's
+            setting); a claim that holds with ``reduced`` set gets the verdict ``scaled``.
+          meaningful_at: the smallest scale (``"quick"``, ``"standard"``, ``"paper"``) at which the criterion can
+            decide the claim; the notebook tests assert every quick-meaningful claim, and a test checks the committed
+            standard-scale results for the standard-meaningful ones.
+          expected: the documented outcome those tests require: ``"holds"``, or ``"fails"`` / ``"inconclusive"``
+            for a claim that is false as printed, or that our data cannot decide, with the reason in ``because``.
         """
-        verdict = ("holds" if holds else "fails") if isinstance(holds, bool | np.bool_) else holds
-        if verdict not in VERDICTS:
-            raise ValueError(f"holds must be a bool or one of {VERDICTS}, got {holds!r}")
+        if holds is None:
+            verdict = "info"
+        elif isinstance(holds, bool | np.bool_):
+            verdict = "holds" if holds else "fails"
+        elif holds in DECIDED:
+            verdict = holds
+        else:
+            raise ValueError(
+                f"holds must be a bool, a verdict from decide() {DECIDED}, or None for a measurement, got {holds!r}; "
+                "'scaled' is decided by passing reduced='what was reduced'"
+            )
+        if verdict != "info" and not criterion:
+            raise ValueError(f"claim {claim_id!r}: give criterion=, the test that decides it, in words")
+        if meaningful_at not in SCALES:
+            raise ValueError(f"meaningful_at must be one of {SCALES}, got {meaningful_at!r}")
+        if expected not in DECIDED:
+            raise ValueError(f"expected must be one of {DECIDED}, got {expected!r}")
+        if expected != "holds" and not because:
+            raise ValueError(f"claim {claim_id!r}: expected={expected!r} needs because=, the documented reason")
+        if verdict == "holds" and reduced:
+            verdict = "scaled"
         if any(c["id"] == claim_id for c in self.claims):
             raise ValueError(f"claim_id {claim_id!r} was already recorded in {self.notebook}")
         entry = {"id": claim_id, "claim": text, "paper": _plain(paper), "ours": _plain(ours), "verdict": verdict}
-        if note:
-            entry["note"] = note
+        if verdict != "info":
+            entry |= {"criterion": criterion, "meaningful_at": meaningful_at, "expected": expected}
+        for name, value in (("because", because), ("reduced", reduced), ("note", note)):
+            if value:
+                entry[name] = value
         self.claims.append(entry)
         self._write()
 
@@ -160,18 +339,46 @@ class Recorder:
         se: float,
         below: float | None = None,
         above: float | None = None,
+        within: tuple[float, float] | None = None,
         z: float = INTERVAL_Z,
+        quantity: str = "estimate",
         paper=None,
         extra: dict | None = None,
-        note: str = "",
+        **options,
     ) -> None:
         """Record a statistical claim decided by :func:`decide`: "the quantity is below ``below``" (or above
-        ``above``), from its ``estimate`` and standard error ``se``. The criterion is fixed by the call, not by the
-        value, and is stored with the claim; ``ours`` records the estimate, its s.e. and any ``extra`` values."""
-        verdict = decide(estimate, se, below=below, above=above, z=z)
+        ``above``, or inside ``within``), from its ``estimate`` and standard error ``se``. The criterion is fixed by
+        the call, not by the value, and is stored with the claim; ``ours`` records the estimate, its s.e. and any
+        ``extra`` values.
+        ``options``: ``note``, ``reduced``, ``meaningful_at``, ``expected``, ``because`` as in :meth:`record`."""
+        verdict = decide(estimate, se, below=below, above=above, within=within, z=z)
         ours = {"estimate": float(estimate), "s.e.": float(se), **(extra or {})}
-        self.record(claim_id, text, ours=ours, holds=verdict, paper=paper, note=note)
-        self.claims[-1]["criterion"] = criterion_text(below=below, above=above, z=z)
+        criterion = criterion_text(below=below, above=above, within=within, z=z, quantity=quantity)
+        self.record(claim_id, text, ours=ours, holds=verdict, criterion=criterion, paper=paper, **options)
+
+    def cover(self, item: str, status: str, detail: str, *, claims=()) -> None:
+        """Record how this notebook covers one numbered item of a paper (the coverage inventory of the report).
+
+        Args:
+          item: ``"<paper>:<item>"`` as listed in :data:`rflib.notebook.coverage.PAPER_ITEMS`, e.g.
+            ``"hrf:Theorem 3.1"``.
+          status: one of :data:`rflib.notebook.coverage.STATUSES`.
+          detail: how it is covered: where it is checked, what was reduced or replaced, or why it is out of reach.
+          claims: ids of this notebook's claims that decide it.
+        """
+        from rflib.notebook import coverage
+
+        paper, name = coverage.split_item(item)
+        if status not in coverage.STATUSES:
+            raise ValueError(f"status must be one of {coverage.STATUSES}, got {status!r}")
+        if not detail:
+            raise ValueError(f"{item}: give detail=, how the item is covered (or why not)")
+        if any(c["item"] == item for c in self.coverage):
+            raise ValueError(f"{item} was already covered in {self.notebook}")
+        entry = {"item": item, "status": status, "detail": detail}
+        if claims:
+            entry["claims"] = list(claims)
+        self.coverage.append(entry)
         self._write()
 
     def finish(self) -> None:
@@ -187,6 +394,8 @@ class Recorder:
             "complete": self.complete,
             "claims": self.claims,
         }
+        if self.coverage:
+            doc["coverage"] = self.coverage
         text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
         write_atomically(self.path, lambda temporary: temporary.write_text(text))
 
@@ -206,6 +415,7 @@ class Recorder:
         return "\n".join(lines)
 
 
-def record(notebook: str, claim_id: str, text: str, *, ours, holds, paper=None, note: str = "") -> None:
-    """Append one claim to ``<RESULTS_DIR>/<notebook>.json``, keeping the claims already there (:class:`Recorder`)."""
-    Recorder(notebook, fresh=False).record(claim_id, text, ours=ours, holds=holds, paper=paper, note=note)
+def record(notebook: str, claim_id: str, text: str, **fields) -> None:
+    """Append one claim to ``<RESULTS_DIR>/<notebook>.json``, keeping the claims already there (:class:`Recorder`;
+    ``fields`` as in :meth:`Recorder.record`)."""
+    Recorder(notebook, fresh=False).record(claim_id, text, **fields)

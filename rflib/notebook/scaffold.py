@@ -96,6 +96,31 @@ class Run:
     settings: dict
     keys: Keys
     recorder: Recorder
+    paper_settings: dict | None = None
+
+    def reduced(self, description: str, *names: str) -> str:
+        """``description`` (what is smaller than in the paper, e.g. ``"2 of 5 seeds"``) when any of the settings
+        ``names`` differs from the notebook's ``"paper"`` row, else ``""``: the ``reduced=`` argument of
+        :meth:`Recorder.record`, so that a claim is ``scaled`` exactly when its settings are below the paper's."""
+        if not description or not names:
+            raise ValueError("give a description of the reduction and the names of the settings it concerns")
+        if self.paper_settings is None:
+            raise ValueError("the notebook's settings have no 'paper' row to compare with")
+        missing = [n for n in names if n not in self.settings or n not in self.paper_settings]
+        if missing:
+            raise ValueError(f"settings {missing} are not in both this scale's row and the 'paper' row")
+        return description if any(self.settings[n] != self.paper_settings[n] for n in names) else ""
+
+    def coverage_status(self, status: str, *names: str) -> str:
+        """The coverage status of an experiment at this run's scale: ``status`` is the notebook's status at standard
+        scale; a ``"paper scale"`` or ``"reduced"`` experiment is ``"reduced"`` when any of its settings ``names``
+        differs from the ``"paper"`` row (without names: at quick scale), else ``"paper scale"``. Other statuses
+        (exact checks, stand-ins, …) do not depend on the scale and are returned unchanged."""
+        if status not in ("paper scale", "reduced"):
+            return status
+        if names:
+            return "reduced" if self.reduced("reduced", *names) else "paper scale"
+        return "reduced" if self.scale == "quick" else status
 
 
 def start(notebook: str, scale: str, seed: int, settings: dict, *, x64: bool = False) -> Run:
@@ -126,4 +151,5 @@ def start(notebook: str, scale: str, seed: int, settings: dict, *, x64: bool = F
     recorder = Recorder(notebook, {"scale": scale, "seed": keys.seed, **chosen})
     plotting.use_style()
     print(f"scale={scale}, seed={keys.seed}, float64={jax.config.jax_enable_x64}, devices={jax.devices()}")
-    return Run(notebook, scale, keys.seed, chosen, keys, recorder)
+    paper_row = dict(settings["paper"]) if "paper" in settings else None
+    return Run(notebook, scale, keys.seed, chosen, keys, recorder, paper_row)
