@@ -49,6 +49,7 @@ Experiments (train or simulate; nothing above uses them)
 
 Notebook support (presentation only)
   notebook.results            claims, criteria and verdicts → results/*.json → REPRODUCTION.md
+  notebook.coverage           every numbered item of the four papers and the coverage statuses
   notebook.plotting           figure style, label checks, atomic figure writes
   notebook.scaffold           named random keys (purpose, indices) and markdown tables
 

@@ -30,7 +30,7 @@ def fake_notebook(path: Path, *cells: str) -> Path:
         "# %%\nimport matplotlib.pyplot as plt\nfrom rflib.notebook import plotting\n"
         "from rflib.notebook.results import Recorder\n"
         f"rec = Recorder({path.stem!r}, {{'scale': scale, 'seed': seed}})\n"
-        "rec.record('c1', 'a fresh claim', ours=1, holds=True)\n"
+        "rec.record('c1', 'a fresh claim', ours=1, holds=True, criterion='ours = 1')\n"
         "plt.plot([0, 1], [0, 1])\nplotting.savefig('fake_fig', formats=('png',))"
     )
     parameters = '# %% tags=["parameters"]\nscale = "standard"\nseed = 0'
@@ -134,7 +134,7 @@ from rflib.notebook.results import Recorder
 for i in range(20):
     rec = Recorder("shared", {"writer": sys.argv[1], "i": i})
     for j in range(4):
-        rec.record(f"c{j}", "a claim " * 500, ours=list(range(500)), holds=True)
+        rec.record(f"c{j}", "a claim " * 500, ours=list(range(500)), holds=True, criterion="c")
 """
 
 

@@ -172,8 +172,9 @@ def landing_page(names: list[str], scale: str) -> str:
 
 
 def reproduction_page() -> str:
-    """REPRODUCTION.md with its links to notebook sources pointed at the book's notebook pages."""
-    text = (ROOT / "REPRODUCTION.md").read_text()
+    """REPRODUCTION.md with its links to notebook sources pointed at the book's notebook pages (ERRATA.md, not a book
+    page, is named as the repository file it is)."""
+    text = (ROOT / "REPRODUCTION.md").read_text().replace("[ERRATA.md](ERRATA.md)", "`ERRATA.md` (in the repository)")
     return re.sub(r"\]\(notebooks/(\w+)\.py(?:#L\d+)?\)", r"](\1.ipynb)", text)
 
 
