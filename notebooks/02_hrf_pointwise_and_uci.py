@@ -210,7 +210,8 @@ rec.record(
 )
 rec.record(
     "fig2_gaussian_hybrid",
-    "The Gaussian hybrid (σ = 1/r) also beats trig and FAVOR+ on the maximal error ('similar gains')",
+    "The Gaussian hybrid (σ = 1/r) also beats trig and FAVOR+ on the maximal error (the paper says 'similar gains'; "
+    "ours are smaller than the angular hybrid's, compare the values)",
     paper="similar gains as the angular hybrid",
     ours={f"r={r}": {"gaussian": max_exact[GAUSS_NAME, r], "angular": max_exact[ang, r]} for r in RADII},
     holds=gauss_best,

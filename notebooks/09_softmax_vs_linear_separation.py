@@ -54,6 +54,7 @@ from IPython.display import Markdown, display
 from rflib import separation as sp
 from rflib.experiments import separation_sweeps as ss
 from rflib.notebook import plotting
+from rflib.notebook.results import interval_z
 from rflib.notebook.scaffold import markdown_table, start
 
 PAPER_GRIDS = dict(
@@ -148,13 +149,21 @@ plotting.finish_figure(
     fig, "separation_fig3_toy", f"Fig 3 ({scale} scale): toy softmax regression", legend=dict(fontsize=8)
 )
 toy_agree = min(ss.fraction_in_band(sim, pred, S["toy_trials"]) for sim, pred in ((toy_a, pred_a), (toy_b, pred_b)))
+# every point by the exact binomial test (Bonferroni over the points) and the pooled bias over all of them
+toy_test = ss.binomial_agreement([*toy_a, *toy_b], [*pred_a, *pred_b], S["toy_trials"])
+POOLED_Z = interval_z(parts=2)  # two tests decide each agreement claim
 rec.record(
     "fig3_toy_matches_prediction",
-    "The toy model's success rate equals 1 − 2^(−m) (τ = 0.5): simulation within the binomial band at ≥ 95 % of points",
+    "The toy model's success rate equals 1 − 2^(−m) (τ = 0.5) at every point of both panels",
     paper="Lemmas 5.1–5.4: success w.h.p.; Fig 3 plots it (no numbers)",
-    ours={"fraction of points in band": toy_agree, f"simulated success at n = 1000, m = {S['toy_m'][-1]}": toy_b[-1]},
-    holds=toy_agree >= 0.95,
-    criterion="at least 95 % of the points within 4 binomial s.e. (+0.005) of 1 − 2^(−m)",
+    ours=toy_test
+    | {
+        "fraction of points within 4 s.e.": toy_agree,
+        f"simulated success at n = 1000, m = {S['toy_m'][-1]}": toy_b[-1],
+    },
+    holds=toy_test["bonferroni_p"] >= 0.05 and abs(toy_test["pooled_z"]) < POOLED_Z,
+    criterion=f"no point rejected by the exact binomial test at 5 % after Bonferroni over the points, and the pooled "
+    f"standardised bias |z| < {POOLED_Z:.2f}",
     # the paper's Fig 3 uses 1 000 models per point (our "paper" row runs ten times more, for tighter bands)
     reduced=f"{S['toy_trials']:,} of the paper's 1 000 models per point" if S["toy_trials"] < 1000 else "",
     note="τ is not given in the paper; 1 − 2^(−m) is the exact rate, not 1 − δ/poly(n)",
@@ -523,22 +532,34 @@ for item, status, detail in (
 # formula says at the paper's default point — where the theorems promise "with high probability".
 
 # %%
+# Documented from the standard-scale run: the exact test finds small disagreements we have not explained yet. The
+# formula for d > 14 is estimated from one shared sample of sign vectors per d (its error is common to every point of
+# a panel and not in the binomial variance); an exact count for every d would remove it.
+UNEXPLAINED = {
+    "Fig 4": "pooled bias z = −2.7 over 409 points (the simulation sits slightly below the formula on average); a "
+    "rerun with another seed and 300 models per point gave z = +1.8, so the spread exceeds the binomial one",
+    "Fig 7": "one point of 342 at Bonferroni p = 0.04",
+}
 for label, res, fig_name in (
     ("self, X = 1", self_res["ones"], "Fig 5"),
     ("self, X = I", self_res["identity"], "Fig 4"),
     ("cross", cross_res, "Fig 7"),
 ):
     agree = ss.sweep_in_band(res, S["trials"])
+    test = ss.binomial_agreement([v[1] for v in res.values()], [v[0] for v in res.values()], S["trials"])
     rec.record(
         f"{fig_name.replace(' ', '').lower()}_simulation_matches_formula",
-        f"{fig_name} ({label}): simulated success rates agree with the exact formula (≥ 95 % of points in band)",
+        f"{fig_name} ({label}): simulated success rates agree with the exact formula at every point",
         paper=f"{fig_name}: Monte Carlo success rates (no numbers)",
-        ours={"fraction of points in band": agree, "points": len(res)},
-        holds=agree >= 0.95,
-        criterion="at least 95 % of the points within 4 binomial s.e. (+0.005) of the exact formula (estimated from "
-        "sampled sign vectors for d > 14)",
+        ours=test | {"fraction of points within 4 s.e.": agree},
+        holds=test["bonferroni_p"] >= 0.05 and abs(test["pooled_z"]) < POOLED_Z,
+        criterion=f"no point rejected by the exact binomial test at 5 % after Bonferroni over the points, and the pooled "
+        f"standardised bias |z| < {POOLED_Z:.2f} (the formula is estimated from sampled sign vectors for d > 14)",
         # the paper's Figs 4, 5 and 7 use 100 models per point
         reduced=f"{S['trials']:,} of the paper's 100 models per point" if S["trials"] < 100 else "",
+        meaningful_at="standard",
+        expected="fails" if fig_name in UNEXPLAINED else "holds",
+        because=UNEXPLAINED.get(fig_name, ""),
     )
 
 defaults = {

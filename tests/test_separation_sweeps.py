@@ -7,6 +7,7 @@ import math
 import jax
 import numpy as np
 import pytest
+from scipy import stats
 
 from rflib import separation as sp
 from rflib.experiments import separation_sweeps as ss
@@ -73,6 +74,18 @@ def test_success_sweep_pairs_the_exact_formula_with_the_simulation_point_by_poin
         assert res["d", d][1] == sp.simulate_success("cross", 9, 50, rng, **params)
     with pytest.raises(ValueError, match="grid name"):
         ss.success_sweep("self", {"tau": (0.5,)}, SELF_BASE, sp.sign_vectors, 10, np.random.default_rng(0))
+
+
+def test_binomial_agreement_tests_each_point_exactly_and_the_pooled_bias():
+    exact = ss.binomial_agreement([0.5, 0.25, 0.0, 1.0], [0.5, 0.25, 0.0, 1.0], 100)
+    assert exact == {"points": 4, "bonferroni_p": 1.0, "pooled_z": 0.0}
+    one_off = ss.binomial_agreement([0.5, 0.75], [0.5, 0.5], 100)  # 75 of 100 against p = 1/2
+    assert one_off["bonferroni_p"] == pytest.approx(2 * 2 * stats.binom.sf(74, 100, 0.5), rel=1e-9)
+    assert ss.binomial_agreement([0.01], [0.0], 100)["bonferroni_p"] == 0.0  # impossible under p = 0
+    drift = ss.binomial_agreement([0.55] * 25, [0.5] * 25, 100)  # each point 1 s.e. high: none alone is rejected
+    assert drift["bonferroni_p"] == 1.0 and drift["pooled_z"] == pytest.approx(5.0)
+    with pytest.raises(ValueError, match="equal length"):
+        ss.binomial_agreement([0.5], [0.5, 0.5], 100)
 
 
 def test_fraction_in_band_uses_four_binomial_standard_errors_plus_half_a_percent():

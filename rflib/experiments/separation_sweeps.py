@@ -94,6 +94,36 @@ def fraction_in_band(simulated: Sequence[float], predicted: Sequence[float], tri
     return float(np.mean(ok))
 
 
+def binomial_agreement(simulated: Sequence[float], predicted: Sequence[float], trials: int) -> dict[str, float]:
+    """How well simulated success rates agree with predicted probabilities, point by point and pooled.
+
+    Each point's count k = round(ŝ·T) is tested against Binomial(T, p) by the exact two-sided binomial test; the
+    smallest p-value times the number of points P is the Bonferroni-adjusted evidence that *some* point disagrees.
+    The pooled standardised bias z = Σ(k − Tp) / √(Σ Tp(1 − p)) detects a small systematic error that no single
+    point resolves. Points with p ∈ {0, 1} count only if k disagrees (then their p-value is 0).
+
+    simulated, predicted: (P,) in [0, 1]; trials: T. Returns {"points", "bonferroni_p" (min p-value × P, capped at
+    1), "pooled_z"}.
+    """
+    from scipy import stats
+
+    trials = _checks.positive_int("trials", trials)
+    if len(simulated) != len(predicted) or len(simulated) == 0:
+        raise ValueError(
+            f"simulated and predicted must be non-empty and of equal length, got {len(simulated)} and {len(predicted)}"
+        )
+    s = _checks.finite_numpy("simulated", simulated, 1)
+    p = np.clip(_checks.finite_numpy("predicted", predicted, 1), 0.0, 1.0)
+    k = np.rint(s * trials).astype(int)
+    p_values = [
+        float(stats.binomtest(int(ki), trials, float(pi)).pvalue) if 0 < pi < 1 else float(ki == round(pi * trials))
+        for ki, pi in zip(k, p, strict=True)
+    ]
+    variance = float(np.sum(trials * p * (1 - p)))
+    pooled = float(np.sum(k - trials * p) / math.sqrt(variance)) if variance > 0 else 0.0
+    return {"points": len(p_values), "bonferroni_p": min(1.0, min(p_values) * len(p_values)), "pooled_z": pooled}
+
+
 def sweep_in_band(res: Mapping[tuple[str, object], tuple[float, float]], trials: int) -> float:
     """:func:`fraction_in_band` of a :func:`success_sweep` result: simulated rates against the exact formula."""
     exact = [v[0] for v in res.values()]
