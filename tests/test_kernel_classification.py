@@ -135,6 +135,33 @@ def test_accuracy_sweep_runs_each_split_with_its_named_streams():
     direct = kc.split_accuracies(X, y, np.random.default_rng([7, 1]), lambda si, M: jax.random.key(100 + M), **settings)
     np.testing.assert_array_equal(results["iris", 1]["positive"], direct["positive"])
     np.testing.assert_array_equal(results["iris", 1]["exact"], direct["exact"])
+    # every draw's test accuracy is kept, and its mean is the stored test accuracy
+    np.testing.assert_allclose(direct["test_draws"]["positive"].mean(axis=-1), direct["positive"][:, 1], rtol=1e-12)
+
+
+def test_paired_gap_takes_each_method_at_its_validated_sigma_and_the_draw_to_draw_error():
+    draws_a = np.array([[[0.5, 0.5, 0.5], [0.8, 0.6, 0.7]]])  # (n_M, n_σ, seeds)
+    draws_b = np.array([[[0.4, 0.5, 0.6], [0.0, 0.0, 0.0]]])
+    split = {
+        "a": np.array([[[0.1, 0.9], [0.5, 0.7]]]),  # validated σ index 1
+        "b": np.array([[[0.9, 0.1], [0.5, 0.0]]]),  # validated σ index 0
+        "test_draws": {"a": draws_a, "b": draws_b},
+    }
+    gaps = kc.paired_gap({("d", 0): split, ("d", 1): split}, ["d"], [0, 1], "a", "b")
+    diff = 100 * (draws_a[0, 1] - draws_b[0, 0])  # 40, 10, 10
+    gap, se = gaps["d", 0]
+    assert gap == pytest.approx(diff.mean())
+    assert se == pytest.approx(np.sqrt(2 * diff.var(ddof=1) / 3) / 2)  # two splits, averaged
+    with pytest.raises(ValueError, match="split_ids must name at least one split"):
+        kc.paired_gap({}, ["d"], [], "a", "b")
+
+
+def test_load_classification_dispatches_to_the_uci_and_scikit_learn_sets():
+    X, y = datasets.load_classification("cmc")
+    assert X.shape == (1473, 9) and y.max() == 2
+    np.testing.assert_array_equal(datasets.load_classification("iris")[0], datasets.classification_set("iris")[0])
+    with pytest.raises(ValueError, match="name must be one of"):
+        datasets.load_classification("abalone")
 
 
 def test_accuracy_table_takes_the_validated_sigma_and_averages_splits():

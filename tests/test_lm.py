@@ -1,5 +1,7 @@
 """The small LSTM language model (tied embeddings) and the distribution metrics of HRF Fig 3 / Table 4."""
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -94,10 +96,59 @@ def test_softmax_metrics_study_averages_the_query_metrics_of_each_draw():
     assert set(out) == {(method, 8) for method in lm.SOFTMAX_ESTIMATORS}
     radius = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
     est = lm.softmax_kernel_estimates("Gaussian", 8, jax.random.key(8), Q, K, n_lambda=4, radius=radius)
-    direct = lm.distribution_metrics(jax.nn.softmax(Q @ K.T, axis=1), lm.normalise_estimates(est))
+    direct = lm.distribution_metrics(jax.nn.softmax(Q @ K.T, axis=1), lm.induced_distribution(est, "clipped"))
+    direct["negative_fraction"] = jnp.mean(est < 0, axis=1)  # of the estimates, not of the clipped p̂
     for name, values in direct.items():
         mean, std = out["Gaussian", 8][name]
         assert std == 0.0 and mean == pytest.approx(float(jnp.mean(values)), rel=1e-12)
+
+
+def test_softmax_metrics_study_scores_one_set_of_draws_under_several_views():
+    """Each view re-scores the same draws: the signed reading of one draw equals distribution_metrics of the signed
+    p̂; a reversed class order changes W₁ but not the negative fraction."""
+    rng = np.random.default_rng(4)
+    Q, K = 1.5 * rng.normal(size=(3, 4)), 1.5 * rng.normal(size=(12, 4))
+    views = {"main": ("clipped", None), "signed": ("signed", None), "reversed": ("clipped", np.arange(12)[::-1])}
+    out = lm.softmax_metrics_study(
+        Q, K, key_for=lambda si, M, method: jax.random.key(5), seeds=2, sizes=(8,), n_lambda=4, views=views
+    )
+    est = lm.softmax_kernel_estimates("Trig.", 8, jax.random.key(5), Q, K, n_lambda=4, radius=1.0)
+    signed = lm.distribution_metrics(jax.nn.softmax(Q @ K.T, axis=1), lm.normalise_estimates(est))
+    assert out["signed"]["Trig.", 8]["ks"][0] == pytest.approx(float(jnp.mean(signed["ks"])), rel=1e-12)
+    assert out["main"]["Trig.", 8]["ks"][0] <= 1.0
+    assert out["reversed"]["Trig.", 8]["negative_fraction"] == out["main"]["Trig.", 8]["negative_fraction"]
+    assert out["reversed"]["Trig.", 8]["wasserstein"] != out["main"]["Trig.", 8]["wasserstein"]
+    with pytest.raises(ValueError, match="reading must be one of"):
+        lm.softmax_metrics_study(
+            Q, K, key_for=lambda *a: jax.random.key(0), seeds=1, sizes=(8,), n_lambda=4, views={"x": ("raw", None)}
+        )
+
+
+def test_induced_distributions_on_a_worked_example():
+    est = jnp.array([[2.0, -1.0, 1.0, 0.0]])
+    np.testing.assert_allclose(lm.induced_distribution(est, "clipped"), [[2 / 3, 0, 1 / 3, 0]])
+    np.testing.assert_allclose(lm.induced_distribution(est, "signed"), [[1.0, -0.5, 0.5, 0]])
+    np.testing.assert_allclose(lm.induced_distribution(est, "absolute"), [[0.5, 0.25, 0.25, 0]])
+    # the signed reading's "CDF" is 1, 0.5, 1, 1: against a point mass on the last class, KS = 1 (clipped: 1 too)
+    # but W₁ differs; against a point mass on class 1 the signed gap reaches 1.5 > 1, impossible for distributions
+    p = jnp.array([[0.0, 1.0, 0.0, 0.0]])
+    assert float(lm.distribution_metrics(p, lm.induced_distribution(est, "signed"))["ks"][0]) == pytest.approx(1.0)
+    assert (
+        float(lm.distribution_metrics(jnp.array([[0, 0, 0, 1.0]]), lm.induced_distribution(est, "signed"))["ks"][0])
+        == 1.0
+    )
+    with pytest.raises(ValueError, match="sums to 0"):
+        lm.induced_distribution(jnp.array([[-1.0, -2.0]]), "clipped")
+    with pytest.raises(ValueError, match="reading must be one of"):
+        lm.induced_distribution(est, "softmax")
+
+
+def test_distribution_metrics_follow_the_class_order():
+    p, q = jnp.array([[1.0, 0.0, 0.0]]), jnp.array([[0.0, 0.0, 1.0]])
+    assert float(lm.distribution_metrics(p, q)["wasserstein"][0]) == 2.0
+    assert float(lm.distribution_metrics(p, q, order=[0, 2, 1])["wasserstein"][0]) == 1.0
+    with pytest.raises(ValueError, match="order must be a permutation of the 3 classes"):
+        lm.distribution_metrics(p, q, order=[0, 0, 1])
 
 
 def test_softmax_metrics_study_w1_shrinks_like_one_over_root_m():
@@ -133,3 +184,65 @@ def test_beats_at_every_size_on_a_worked_summary():
     assert not lm.beats_at_every_size(summary, ["C"], ["A"], (8, 16), ["w"])
     with pytest.raises(ValueError, match="no entry"):
         lm.beats_at_every_size(summary, ["A"], ["D"], (8,), ["w"])
+
+
+def test_relative_error_profile_is_the_softmax_weighted_closed_form_relative_mse():
+    """Against rflib.moments' closed forms pair by pair (Lemma 2.2, Theorem 3.1 with Lemma 3.2 / Theorem F.1)."""
+    rng = np.random.default_rng(6)
+    Q, K = rng.normal(size=(7, 5)), 0.7 * rng.normal(size=(11, 5))
+    M, n, radius = 32, 4, 1.3
+    out = lm.relative_error_profile(Q, K, M, n_lambda=n, radius=radius, chunk=3)
+    x, y = Q[:, None, :], K[None, :, :]
+    p = np.asarray(jax.nn.softmax(Q @ K.T, axis=1))
+    rel = lambda log_mse: np.asarray(moments.classic.log_relative_mse(log_mse, x, y))  # noqa: E731
+    theta = np.arccos(np.clip((Q @ K.T) / np.outer(np.linalg.norm(Q, axis=1), np.linalg.norm(K, axis=1)), -1, 1))
+    delta_sq = np.sum((x - y) ** 2, axis=-1)
+    expected = {
+        "Trig.": rel(moments.classic.log_mse_trig(x, y, M)),
+        "FAVOR+": rel(moments.classic.log_mse_hyperbolic(x, y, M)),
+        "Angular": rel(
+            moments.hybrid.log_mse_bipolar_hybrid(x, y, M // n, moments.hybrid.angular_lambda_moments(theta, n))
+        ),
+        "Gaussian": rel(
+            moments.hybrid.log_mse_bipolar_hybrid(
+                x, y, M // n, moments.hybrid.normalized_gaussian_lambda_moments(delta_sq, n, 1 / radius, radius)
+            )
+        ),
+    }
+    for method, log_rel in expected.items():
+        assert out[method] == pytest.approx(float(np.mean(np.sum(p * log_rel, axis=1))) / np.log(10), rel=1e-10)
+
+
+def test_epoch_training_keeps_the_best_epoch_decays_on_stalls_and_round_trips_through_a_checkpoint(key, tmp_path):
+    ids = np.tile(np.arange(12), 200)  # cyclic: learnable, and the validation loss soon stops improving
+    params, log = lm.train_lstm_epochs(
+        key,
+        ids,
+        ids[:400],
+        vocab_size=12,
+        hidden=16,
+        n_layers=1,
+        batch=4,
+        bptt=10,
+        epochs=6,
+        learning_rate=2e-2,
+        decay=0.5,
+        dropout=0.1,
+    )
+    epochs = log["epochs"]
+    assert len(epochs) == 6 and len(log["step_losses"]) == 6 * ((600 - 1) // 10)
+    valid = [e["valid_loss"] for e in epochs]
+    assert log["best_epoch"] - 1 == int(np.argmin(valid)) and valid[0] > valid[log["best_epoch"] - 1]
+    for before, after in itertools.pairwise(epochs):  # the rate halves exactly after epochs that did not improve
+        improved = before["valid_loss"] < min(e["valid_loss"] for e in epochs[: before["epoch"] - 1] or [np.inf]) - 1e-3
+        assert after["learning_rate"] == pytest.approx(before["learning_rate"] * (1.0 if improved else 0.5))
+    loss, _ = lm.evaluate(params, ids[:400], batch=10, bptt=10)
+    assert loss == pytest.approx(valid[log["best_epoch"] - 1], rel=1e-6)  # the best epoch's parameters come back
+    digest = lm.save_checkpoint(tmp_path / "m.npz", params)
+    assert digest == lm.params_sha256(params)
+    again = lm.load_checkpoint(tmp_path / "m.npz", sha256=digest)
+    np.testing.assert_array_equal(again.embedding, params.embedding)
+    with pytest.raises(ValueError, match="make ptb-lm"):
+        lm.load_checkpoint(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="dropout must lie in"):
+        lm.train_lstm_epochs(key, ids, ids, vocab_size=12, hidden=4, n_layers=1, batch=2, bptt=5, dropout=1.0)

@@ -160,6 +160,9 @@ def test_decide_refuses_a_missing_or_double_side_and_non_finite_values():
         results.decide(True, 0.1, below=0)
     with pytest.raises(ValueError, match="low < high"):
         results.decide(0.1, 0.1, within=(1.0, 0.0))
+    # an unbounded uncertainty decides nothing
+    assert results.decide(5.0, float("inf"), above=0.0) == "inconclusive"
+    assert results.decide(5.0, float("inf"), within=(0.0, 10.0)) == "inconclusive"
 
 
 def test_interval_z_widens_for_few_samples_and_many_parts():

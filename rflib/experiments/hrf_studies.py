@@ -4,7 +4,9 @@
   :func:`pointwise_errors`, :func:`exact_relative_error`) and the "speed trick" check that 2-D draws reproduce
   d-dimensional ones (:func:`random_pair_at_angle`, :func:`speed_trick_z_scores`).
 - Table 1: trigonometric baselines (ORF, SORF, Halton) against FLOP-matched angular hybrids on random pairs of UCI
-  points (:func:`uci_methods`, :func:`projection_flop_matched_m`, :func:`uci_mse_study`).
+  points (:func:`uci_methods`, :func:`projection_flop_matched_m`, :func:`uci_mse_study`), and the ablation of its
+  unstated choices (:data:`TABLE1_PREPROCESSINGS`, :func:`uci_exact_mse`, :func:`hybrid_trig_floor`,
+  :func:`hybrid_can_beat_trig_above`).
 - Fig 6 / Table 3: the cluster-adapted hybrid HRF-C against FAVOR+ and trig features on clustered data
   (:func:`hrfc_mse_study`).
 - Fig 4: feature-map and linear-attention multiply-adds of an angular hybrid against FAVOR+ (:func:`attention_flops`).
@@ -161,7 +163,8 @@ def uci_methods(d: int, *, M: int, m: int, n: int) -> dict[str, tuple[Callable, 
     """HRF Table 1's estimators for d-dimensional inputs: name → (estimator factory, matrix shapes, projection law
     of :data:`rflib.projections.LAWS`). The angular hybrid with (m, n) and orthogonal (HRF-ort) or iid (HRF-iid)
     projections — an orthogonal τ is harmless, only its directions matter —; trigonometric features with M
-    projections drawn orthogonal (ORF-reg), Hadamard-structured (ORF-Had), scrambled-Halton (Halton-R); iid trig and
+    projections drawn orthogonal (ORF-reg), Hadamard-structured (ORF-Had), scrambled Halton (Halton-R) or shifted
+    Halton (Halton-R (shift), Avron et al.'s randomisation); iid trig and
     iid FAVOR+ as references."""
     d, M, m, n = (_checks.positive_int(k, v) for k, v in (("d", d), ("M", M), ("m", m), ("n", n)))
     hyb_shapes = {"W_pos": (m, d), "W_trig": (m, d), "T": (n, d)}
@@ -171,6 +174,7 @@ def uci_methods(d: int, *, M: int, m: int, n: int) -> dict[str, tuple[Callable, 
         "ORF-reg": (classic.trig_estimator, {"W": (M, d)}, "orthogonal"),
         "ORF-Had": (classic.trig_estimator, {"W": (M, d)}, "sorf"),
         "Halton-R": (classic.trig_estimator, {"W": (M, d)}, "halton"),
+        "Halton-R (shift)": (classic.trig_estimator, {"W": (M, d)}, "halton-shift"),
         "iid trig (reference)": (classic.trig_estimator, {"W": (M, d)}, "iid"),
         "iid FAVOR+ (reference)": (classic.hyperbolic_estimator, {"W": (M, d)}, "iid"),
     }
@@ -194,10 +198,12 @@ def uci_mse_study(
     M: int,
     m: int,
     n: int,
+    methods=None,
     chunk: int = 250,
     progress: bool = False,
 ) -> dict:
-    """HRF Table 1 on one data set: MSE of every :func:`uci_methods` estimator on random pairs of rows of Z.
+    """HRF Table 1 on one data set: MSE of every :func:`uci_methods` estimator (or of those named in ``methods``) on
+    random pairs of rows of Z.
 
     Each repetition draws ``n_pairs`` pairs (i, j ≠ i) from ``pair_rng(rep)`` and estimates every pair's MSE from
     ``draws`` fresh feature draws (key ``draw_key(rep, name)``); the MSE of a repetition is the mean over its pairs.
@@ -215,7 +221,10 @@ def uci_mse_study(
     Z = _checks.finite_numpy("Z", Z, 2)
     reps = _checks.positive_int("reps", reps)
     n_pairs = _checks.positive_int("n_pairs", n_pairs)
-    methods = uci_methods(Z.shape[1], M=M, m=m, n=n)
+    all_methods = uci_methods(Z.shape[1], M=M, m=m, n=n)
+    for name in methods or ():
+        _checks.one_of("methods", name, tuple(all_methods))
+    methods = {name: all_methods[name] for name in (methods or all_methods)}
     per_rep = {name: [] for name in methods}
     m_alt = projection_flop_matched_m(M, n, Z.shape[1])
     alt_name = f"HRF-iid (m*, {n}), projection-FLOP match"
@@ -238,6 +247,74 @@ def uci_mse_study(
         "mse": {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in per_rep.items()},
         "closed_form": {name: 1e3 * np.mean(v) for name, v in closed_rows.items()},
         "m_alt": m_alt,
+    }
+
+
+def _z_score(X: np.ndarray) -> np.ndarray:
+    std = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+
+
+def _min_max(X: np.ndarray) -> np.ndarray:
+    span = X.max(axis=0) - X.min(axis=0)
+    return (X - X.min(axis=0)) / np.where(span > 0, span, 1.0)
+
+
+def _unit_rows(X: np.ndarray) -> np.ndarray:
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+TABLE1_PREPROCESSINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "z-score, unit norm (ours)": lambda X: _unit_rows(_z_score(X)),
+    "raw, unit norm": _unit_rows,
+    "min–max, unit norm": lambda X: _unit_rows(_min_max(X)),
+    "z-score ÷ √d (mean norm ≈ 1)": lambda X: _z_score(X) / np.sqrt(X.shape[1]),
+    "min–max ÷ √d": lambda X: _min_max(X) / np.sqrt(X.shape[1]),
+}
+"""Readings of HRF Table 1's unstated preprocessing, raw (N, d) → (N, d): per-column z-score or min–max scaling,
+each point then put on the unit sphere or the whole set divided by √d (norms then vary from point to point)."""
+
+
+def hybrid_trig_floor(theta, *, M: int, m: int, n: int) -> np.ndarray:
+    """Lower bound on MSE(angular hybrid (m, n), iid) / MSE(iid trig features, M) at the angle θ, for any norms.
+
+    With independent bases and λ̂ (HRF eq 12, Theorem 3.1 case I) the hybrid's MSE is E λ̂² MSE_pos(m) +
+    E(1 − λ̂)² MSE_trig(m) ≥ E(1 − λ̂)² (M/m) MSE_trig(M), since the trig MSE of m iid features is M/m times that of M
+    (Lemma 2.2). With Lemma 3.2's E(1 − λ̂)² = (1 − p)(1 − p + p/n), p = θ/π. Shape of θ → same shape.
+    """
+    p = np.asarray(theta, dtype=np.float64) / np.pi
+    return (M / m) * (1 - p) * (1 - p + p / n)
+
+
+def hybrid_can_beat_trig_above(*, M: int, m: int, n: int) -> float:
+    """The angle (radians) below which :func:`hybrid_trig_floor` ≥ 1: the angular hybrid (m, n) cannot have a lower MSE
+    than M iid trig features at any pair with a smaller angle, whatever the norms. Root of (M/m)u(u + (1 − u)/n) = 1
+    in u = 1 − θ/π (a quadratic); for (M/8, 8), θ* = 0.687π ≈ 123.6°."""
+    a, b = (M / m) * (1 - 1 / n), (M / m) / n  # (M/m)(u² (1 − 1/n) + u/n) = 1
+    u = (-b + np.sqrt(b * b + 4 * a)) / (2 * a) if a > 0 else 1.0 / b
+    return float(np.pi * (1 - min(u, 1.0)))
+
+
+def uci_exact_mse(Z, *, rng: np.random.Generator, n_pairs: int, M: int, m: int, n: int) -> dict[str, float]:
+    """Exact (closed-form) MSEs of HRF Table 1's iid estimators on ``n_pairs`` random pairs (i ≠ j) of rows of Z,
+    for the ablation of the table's unstated choices: iid trig and FAVOR+ with M features (Lemma 2.2), the angular
+    hybrid with (m, n) (Theorem D.1), each the mean over pairs ×10³; ``floor``: the mean of :func:`hybrid_trig_floor`
+    over the pairs; ``beyond``: the fraction of pairs whose angle exceeds :func:`hybrid_can_beat_trig_above`;
+    ``mean_cos``: the mean cosine of the pairs."""
+    Z = _checks.finite_numpy("Z", Z, 2)
+    i = rng.integers(0, Z.shape[0], size=n_pairs)
+    j = (i + rng.integers(1, Z.shape[0], size=n_pairs)) % Z.shape[0]
+    X, Y = Z[i], Z[j]
+    cos = np.sum(X * Y, axis=1) / (np.linalg.norm(X, axis=1) * np.linalg.norm(Y, axis=1))
+    theta = np.arccos(np.clip(cos, -1.0, 1.0))
+    hyb = np.exp(np.asarray(moments.hybrid.log_mse_angular_hybrid(X, Y, m, n)))
+    return {
+        "iid trig": 1e3 * float(np.mean(moments.classic.mse_trig(X, Y, M))),
+        "iid FAVOR+": 1e3 * float(np.mean(moments.classic.mse_hyperbolic(X, Y, M))),
+        "HRF-iid": 1e3 * float(np.mean(hyb)),
+        "floor": float(np.mean(hybrid_trig_floor(theta, M=M, m=m, n=n))),
+        "beyond": float(np.mean(theta > hybrid_can_beat_trig_above(M=M, m=m, n=n))),
+        "mean_cos": float(np.mean(cos)),
     }
 
 

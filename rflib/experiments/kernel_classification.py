@@ -70,6 +70,9 @@ def _exact_accuracy(X_train, onehot, X_query, labels):
     return jnp.mean(jnp.argmax(scores, axis=1) == labels)
 
 
+_DRAW_BATCH = 10  # draws evaluated together: bounds the memory of the (draws, n_train, M) features on big sets
+
+
 def derf_accuracies(params_query: DERF, params_train: DERF, Ws, X_train, onehot, X_query, labels) -> jax.Array:
     """Accuracies of the DERF kernel classifier for each projection matrix in ``Ws``: (S, M, d) → (S,).
 
@@ -91,7 +94,7 @@ def _derf_accuracies(params_query, params_train, Ws, X_train, onehot, X_query, l
         query = dense_exp.side_features(params_query, W, X_query, 1).body  # per-row scale cannot change argmax
         return jnp.mean(jnp.argmax(query @ class_sums, axis=1) == labels)
 
-    return jax.vmap(one)(Ws)
+    return jax.lax.map(one, Ws, batch_size=_DRAW_BATCH)
 
 
 def trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels) -> jax.Array:
@@ -111,7 +114,7 @@ def _trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels):
         class_sums = jnp.cos(X_train @ W.T + theta).T @ onehot
         return jnp.mean(jnp.argmax(jnp.cos(X_query @ W.T + theta) @ class_sums, axis=1) == labels)
 
-    return jax.vmap(one)(Ws, thetas)
+    return jax.lax.map(lambda args: one(*args), (Ws, thetas), batch_size=_DRAW_BATCH)
 
 
 def best_sigma_index(validation_accuracy) -> int:
@@ -143,7 +146,8 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
       sigmas: (n_σ,) input scales; Ms: feature counts (n_M,); methods: ``"trig"`` and/or ``dense_exp.METHODS``.
 
     Returns:
-      ``{"exact": (2, n_σ), method: (n_M, 2, n_σ)}``, axis "2" = (validation, test).
+      ``{"exact": (2, n_σ), method: (n_M, 2, n_σ), "test_draws": {method: (n_M, n_σ, seeds)}}``, axis "2" =
+      (validation, test) mean accuracies; ``test_draws`` holds every draw's test accuracy (for standard errors).
     """
     X = _checks.finite_numpy("X", X, 2)
     y = np.asarray(y)
@@ -158,9 +162,10 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
     train, val, test = split_indices(split_rng, len(X))
     classes = int(y.max()) + 1
     onehot = np.eye(classes)[y[train]]
-    out = {"exact": np.zeros((2, len(sigmas)))}
+    out = {"exact": np.zeros((2, len(sigmas))), "test_draws": {}}
     for m in methods:
         out[m] = np.zeros((len(Ms), 2, len(sigmas)))
+        out["test_draws"][m] = np.zeros((len(Ms), len(sigmas), seeds))
     d = X.shape[1]
     for si, sigma in enumerate(sigmas):
         Xtr, Xva, Xte = sigma * X[train], sigma * X[val], sigma * X[test]
@@ -178,6 +183,8 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
                         p = params[m][part]
                         acc = derf_accuracies(p, p, Ws, Xtr, onehot, Xq, y[idx])
                     out[m][mi, part, si] = float(np.mean(np.asarray(acc)))
+                    if part == 1:
+                        out["test_draws"][m][mi, si] = np.asarray(acc)
     return out
 
 
@@ -185,7 +192,7 @@ def accuracy_sweep(
     names, splits: int, split_rng, draw_key, *, sigmas, Ms, seeds: int, methods, progress: bool = False
 ) -> dict:
     """:func:`split_accuracies` for every dataset of ``names`` (loaded by
-    :func:`rflib.experiments.datasets.classification_set`) and split index < ``splits``: split ``s`` of dataset
+    :func:`rflib.experiments.datasets.load_classification`) and split index < ``splits``: split ``s`` of dataset
     ``name`` uses ``split_rng(name, s)`` and ``draw_key(name, s, σ index, M)``. ``progress``: a bar over each
     dataset's splits.
 
@@ -195,7 +202,7 @@ def accuracy_sweep(
     splits = _checks.positive_int("splits", splits)
     results = {}
     for name in names:
-        X, y = datasets.classification_set(name)
+        X, y = datasets.load_classification(name)
         for split in bar(range(splits), name, progress):
             results[name, split] = split_accuracies(
                 X,
@@ -263,3 +270,32 @@ def average_curve(table: dict, method: str) -> np.ndarray:
     """Fig 3's last panel: ``method``'s accuracy (%) averaged over the datasets of an :func:`accuracy_table`,
     (n_M,) (a float for ``"exact"``)."""
     return np.mean([row[method] for row in table.values()], axis=0)
+
+
+def paired_gap(results: dict, names, split_ids, a: str, b: str) -> dict:
+    """Test-accuracy gap (percentage points) of method ``a`` over ``b`` per (dataset, M), each at its own validated
+    σ, with its standard error over the random-feature draws: per split, the per-draw differences of the two
+    methods' test accuracies (the same projection stacks when the validated σ coincide, independent ones
+    otherwise) give a mean and a variance; splits are averaged. The test objects of a split are held fixed, so the
+    s.e. is the draw-to-draw (Monte Carlo) uncertainty of the comparison on those objects. (The σ of each method is
+    validated on the same projection stacks as its test draws, as in the paper's protocol.)
+
+    Returns {(dataset, M index): (gap, se)} in points. ``results`` from :func:`accuracy_sweep`.
+    """
+    split_ids = list(split_ids)
+    if not split_ids:
+        raise ValueError("split_ids must name at least one split")
+    gaps = {}
+    for name in names:
+        n_M = results[name, split_ids[0]][a].shape[0]
+        for mi in range(n_M):
+            means, variances = [], []
+            for s in split_ids:
+                r = results[name, s]
+                ia = best_sigma_index(r[a][mi, 0])
+                ib = best_sigma_index(r[b][mi, 0])
+                diff = 100 * (r["test_draws"][a][mi, ia] - r["test_draws"][b][mi, ib])
+                means.append(float(np.mean(diff)))
+                variances.append(float(np.var(diff, ddof=1) / diff.size) if diff.size > 1 else np.inf)
+            gaps[name, mi] = (float(np.mean(means)), float(np.sqrt(np.sum(variances)) / len(split_ids)))
+    return gaps

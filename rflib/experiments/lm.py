@@ -11,6 +11,8 @@ Training: truncated back-propagation through time over contiguous batches (Zarem
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -18,7 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from rflib import _checks
+from rflib import _checks, moments
+from rflib._atomic import write_atomically
 from rflib.experiments.progress_bars import bar
 from rflib.features import classic, hybrid
 
@@ -62,19 +65,36 @@ def _cell(layer, carry, x):
     return h, c
 
 
-def hidden_states(params: LSTMParams, tokens, state):
-    """Top-layer outputs for a batch of sequences.  tokens (B, T) int → (B, T, h), final state."""
+def hidden_states(params: LSTMParams, tokens, state, *, dropout: float = 0.0, key=None):
+    """Top-layer outputs for a batch of sequences.  tokens (B, T) int → (B, T, h), final state.
 
-    def step(carry, tok_t):
+    ``dropout`` > 0 (training only, needs ``key``): inverted dropout on the non-recurrent connections — the embedded
+    input, between layers and on the top output — as in Zaremba et al. (2014); the recurrent state is not dropped.
+    """
+
+    def drop(x, k):
+        keep = jax.random.bernoulli(k, 1.0 - dropout, x.shape)
+        return jnp.where(keep, x / (1.0 - dropout), 0.0).astype(x.dtype)
+
+    n_layers = len(params.layers)
+    masks = None if dropout == 0.0 else jax.random.split(key, (n_layers + 1) * tokens.shape[1])
+    masks = None if masks is None else masks.reshape(tokens.shape[1], n_layers + 1, *masks.shape[1:])
+
+    def step(carry, inp):
+        tok_t, mask_keys = inp
         x = params.embedding[tok_t]
         new = []
-        for layer, layer_state in zip(params.layers, carry, strict=True):
+        for i, (layer, layer_state) in enumerate(zip(params.layers, carry, strict=True)):
+            if mask_keys is not None:
+                x = drop(x, mask_keys[i])
             h, c = _cell(layer, layer_state, x)
             new.append((h, c))
             x = h
+        if mask_keys is not None:
+            x = drop(x, mask_keys[n_layers])
         return tuple(new), x
 
-    final, outs = jax.lax.scan(step, state, jnp.swapaxes(tokens, 0, 1))
+    final, outs = jax.lax.scan(step, state, (jnp.swapaxes(tokens, 0, 1), masks))
     return jnp.swapaxes(outs, 0, 1), final
 
 
@@ -83,8 +103,8 @@ def logits(params: LSTMParams, queries) -> jax.Array:
     return queries @ params.embedding.T
 
 
-def _loss(params, inputs, targets, state):
-    h, final = hidden_states(params, inputs, state)
+def _loss(params, inputs, targets, state, dropout=0.0, key=None):
+    h, final = hidden_states(params, inputs, state, dropout=dropout, key=key)
     lp = jax.nn.log_softmax(logits(params, h), axis=-1)
     nll = -jnp.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
     return nll.mean(), final
@@ -144,6 +164,142 @@ def train_lstm(
     return params, losses
 
 
+PTB_RECIPE = dict(
+    hidden=200, n_layers=2, batch=32, bptt=35, epochs=12, learning_rate=2e-3, decay=0.5, clip=5.0, dropout=0.25
+)
+"""The training recipe of the committed PTB checkpoint (``make ptb-lm``): HRF App I's architecture (2-layer LSTM,
+hidden 200, tied embeddings), trained with full-softmax cross-entropy, Adam, Zaremba-style dropout and a
+validation-driven learning-rate decay. The paper gives the architecture only; the optimiser settings are ours."""
+
+
+def train_lstm_epochs(
+    key,
+    train_ids,
+    valid_ids,
+    *,
+    vocab_size: int,
+    hidden: int = 200,
+    n_layers: int = 2,
+    batch: int = 32,
+    bptt: int = 35,
+    epochs: int = 12,
+    learning_rate: float = 2e-3,
+    decay: float = 0.5,
+    clip: float = 5.0,
+    dropout: float = 0.25,
+    max_steps: int | None = None,
+    progress: bool = False,
+) -> tuple[LSTMParams, dict]:
+    """Train the LSTM LM epoch by epoch and keep the parameters with the best validation loss.
+
+    Each epoch runs truncated BPTT once through the batched training stream (state carried between windows, reset at
+    the epoch's start) with Adam (global-norm clipping ``clip``) and dropout ``dropout`` (:func:`hidden_states`), then
+    measures the validation loss; when it did not improve on the best by 0.001 nats, the learning rate is multiplied
+    by ``decay``. Deterministic for a given key. ``max_steps``: stop after that many steps in all (to check
+    reproducibility cheaply); the returned parameters are then the last ones.
+
+    Returns the best parameters and a log: ``step_losses`` (training loss of every step, nats/token), ``epochs``
+    (per epoch: learning rate, mean training loss, validation loss and perplexity e^CE) and ``best_epoch``.
+    """
+    data = batchify(train_ids, batch)
+    epochs = _checks.positive_int("epochs", epochs)
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+    if not 0.0 < decay <= 1.0:
+        raise ValueError(f"decay must lie in (0, 1], got {decay}")
+    key_init, key_drop = jax.random.split(key)
+    params = init_lstm(key_init, vocab_size, hidden, n_layers)
+    optimizer = optax.chain(optax.clip_by_global_norm(clip), optax.scale_by_adam())
+    opt_state = optimizer.init(params)
+
+    @jax.jit
+    def update(params, opt_state, inputs, targets, state, lr, step_key):
+        grad_fn = jax.value_and_grad(_loss, has_aux=True)
+        (loss, final), grads = grad_fn(params, inputs, targets, state, dropout, step_key)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = jax.tree.map(lambda p, u: p - lr * u, params, updates)
+        return params, opt_state, loss, jax.lax.stop_gradient(final)
+
+    windows = range(0, data.shape[1] - 1 - bptt + 1, bptt)
+    lr, best_loss, best, step = learning_rate, np.inf, params, 0
+    log: dict = {"step_losses": [], "epochs": [], "best_epoch": None}
+    for epoch in range(1, epochs + 1):
+        state, epoch_losses = zero_state(params, batch), []
+        for pos in bar(windows, f"epoch {epoch}/{epochs}", progress):
+            inputs = jnp.asarray(data[:, pos : pos + bptt])
+            targets = jnp.asarray(data[:, pos + 1 : pos + bptt + 1])
+            step_key = jax.random.fold_in(key_drop, step)
+            params, opt_state, loss, state = update(params, opt_state, inputs, targets, state, lr, step_key)
+            epoch_losses.append(float(loss))
+            step += 1
+            if max_steps is not None and step >= max_steps:
+                log["step_losses"].extend(epoch_losses)
+                return params, log
+        log["step_losses"].extend(epoch_losses)
+        valid_loss, _ = evaluate(params, valid_ids, batch=10, bptt=bptt)
+        log["epochs"].append(
+            {
+                "epoch": epoch,
+                "learning_rate": lr,
+                "train_loss": float(np.mean(epoch_losses)),
+                "valid_loss": valid_loss,
+                "valid_perplexity": float(np.exp(valid_loss)),
+            }
+        )
+        if valid_loss < best_loss - 1e-3:
+            best_loss, best, log["best_epoch"] = valid_loss, params, epoch
+        else:
+            lr *= decay
+    return best, log
+
+
+def params_sha256(params: LSTMParams) -> str:
+    """SHA-256 of the parameters' values (shapes, dtypes and little-endian bytes in a fixed order): a content hash
+    that, unlike the hash of an .npz file, does not depend on the archive's timestamps."""
+    digest = hashlib.sha256()
+    for name, array in _named_arrays(params):
+        a = np.ascontiguousarray(np.asarray(array))
+        digest.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        digest.update(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+    return digest.hexdigest()
+
+
+def _named_arrays(params: LSTMParams):
+    yield "embedding", params.embedding
+    for i, (W, b) in enumerate(params.layers):
+        yield f"layer{i}_W", W
+        yield f"layer{i}_b", b
+
+
+def save_checkpoint(path, params: LSTMParams) -> str:
+    """Write the parameters to ``path`` (.npz, atomically) and return their :func:`params_sha256`."""
+
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **{name: np.asarray(a) for name, a in _named_arrays(params)})
+
+    write_atomically(Path(path), write)
+    return params_sha256(params)
+
+
+def load_checkpoint(path, sha256: str | None = None) -> LSTMParams:
+    """Read parameters written by :func:`save_checkpoint`; with ``sha256``, refuse a file whose content differs."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no checkpoint at {path}: run `make ptb-lm` to train it (about 26 minutes on 2 cores)")
+    with np.load(path) as z:
+        n_layers = sum(1 for name in z.files if name.endswith("_W"))
+        params = LSTMParams(
+            jnp.asarray(z["embedding"]),
+            tuple((jnp.asarray(z[f"layer{i}_W"]), jnp.asarray(z[f"layer{i}_b"])) for i in range(n_layers)),
+        )
+    if sha256 is not None and params_sha256(params) != sha256:
+        raise ValueError(
+            f"{path} does not hold the expected parameters (SHA-256 {sha256[:12]}…): retrain with `make ptb-lm`"
+        )
+    return params
+
+
 def evaluate(params: LSTMParams, ids, *, batch: int = 10, bptt: int = 35) -> tuple[float, np.ndarray]:
     """Mean cross-entropy (nats per token) on a stream, and the top hidden states (queries) it produced.
 
@@ -166,15 +322,21 @@ def evaluate(params: LSTMParams, ids, *, batch: int = 10, bptt: int = 35) -> tup
     return total / count, np.concatenate(queries)
 
 
-def distribution_metrics(p_true, p_hat) -> dict[str, jax.Array]:
+def distribution_metrics(p_true, p_hat, order=None) -> dict[str, jax.Array]:
     """Distances between a true and an approximated distribution over classes, per row (HRF §4.2, Fig 3).
 
-    With cumulative distributions F, F̂ over the class index: 1-D Wasserstein W₁ = Σ_c |F(c) − F̂(c)| (unit spacing),
-    Kolmogorov–Smirnov KS = max_c |F(c) − F̂(c)|, and the fraction of negative approximate probabilities.
-    Shapes: (n, V), (n, V) → each (n,).
+    With cumulative distributions F, F̂ over the class index (classes taken in the sequence ``order``, a permutation
+    of the V columns; default: column order): 1-D Wasserstein W₁ = Σ_c |F(c) − F̂(c)| (unit spacing, so it is in units
+    of class-index positions and depends on the order), Kolmogorov–Smirnov KS = max_c |F(c) − F̂(c)|, and the
+    fraction of negative entries of ``p_hat``. Shapes: (n, V), (n, V) → each (n,).
     """
     p_true = _checks.points("p_true", p_true)
     p_hat = _checks.points("p_hat", p_hat, dim=p_true.shape[1])
+    if order is not None:
+        order = np.asarray(order)
+        if order.shape != (p_true.shape[1],) or not np.array_equal(np.sort(order), np.arange(p_true.shape[1])):
+            raise ValueError(f"order must be a permutation of the {p_true.shape[1]} classes, got shape {order.shape}")
+        p_true, p_hat = p_true[:, order], p_hat[:, order]
     gap = jnp.abs(jnp.cumsum(p_true, axis=1) - jnp.cumsum(p_hat, axis=1))
     return {
         "wasserstein": jnp.sum(gap, axis=1),
@@ -190,6 +352,26 @@ def normalise_estimates(estimates) -> jax.Array:
     if bool(jnp.any(totals == 0)):
         raise ValueError("a row of estimates sums to 0: the approximate distribution is undefined")
     return estimates / totals
+
+
+READINGS = ("clipped", "signed", "absolute")
+"""How a row of signed estimates ŜM(q, k_c) induces a distribution over the classes (the paper does not say):
+``clipped`` max(ŜM, 0) / Σ max(ŜM, 0) — a distribution, our main reading; ``signed`` ŜM / Σ ŜM — sums to 1 but has
+negative entries, so its "CDF" leaves [0, 1] and KS can exceed 1; ``absolute`` |ŜM| / Σ |ŜM|."""
+
+
+def induced_distribution(estimates, reading: str = "clipped") -> jax.Array:
+    """The distribution over classes induced by signed kernel estimates under one of :data:`READINGS`.
+
+    (n, V) → (n, V). A row whose (clipped / absolute) total is 0 raises (no distribution is induced).
+    """
+    _checks.one_of("reading", reading, READINGS)
+    estimates = jnp.asarray(estimates)
+    if reading == "clipped":
+        estimates = jnp.maximum(estimates, 0.0)
+    elif reading == "absolute":
+        estimates = jnp.abs(estimates)
+    return normalise_estimates(estimates)
 
 
 SOFTMAX_ESTIMATORS = ("FAVOR+", "Trig.", "Gaussian", "Angular")  # the rows of HRF Table 4
@@ -232,19 +414,24 @@ def softmax_metrics_study(
     sizes,
     n_lambda: int,
     methods=SOFTMAX_ESTIMATORS,
+    views=None,
     progress: bool = False,
-) -> dict[tuple[str, int], dict[str, tuple[float, float]]]:
-    """HRF Fig 3 / Table 4: how well each estimator's p̂ reproduces the softmax distribution p = softmax(Q Kᵀ).
+) -> dict:
+    """HRF Fig 3 / Table 4: how well each estimator's induced p̂ reproduces the softmax distribution p = softmax(QKᵀ).
 
     For every seed, size M and method, one draw of :func:`softmax_kernel_estimates` (key ``key_for(seed, M,
-    method)``; the Gaussian hybrid's radius is the RMS norm of all queries and keys, its σ = 1/radius), normalised
-    row-wise (:func:`normalise_estimates`) and scored by :func:`distribution_metrics` averaged over the queries.
+    method)``; the Gaussian hybrid's radius is the RMS norm of all queries and keys, its σ = 1/radius) is turned into a
+    distribution (:func:`induced_distribution`) and scored by :func:`distribution_metrics` averaged over the
+    queries; ``negative_fraction`` is the fraction of negative *estimates* ŜM (whatever the reading).
 
     Args:
       Q: (n, d) queries; K: (V, d) keys (float64 numpy).
       seeds: number of independent draws; sizes: the feature counts M; progress: show a bar over the seeds.
+      views: None (the main reading: ``clipped``, column order), or {name: (reading, order)} to score the same draws
+        under several readings (:data:`READINGS`) and class orders (a permutation of the V columns, or None).
     Returns:
-      (method, M) → metric name → (mean, std) over seeds of the query-averaged W₁, KS and negative fraction.
+      (method, M) → metric → (mean, std) over seeds of the query-averaged W₁, KS and negative fraction; with
+      ``views``, {name: that mapping}.
     """
     Q = _checks.finite_numpy("Q", Q, 2)
     K = _checks.finite_numpy("K", K, 2)
@@ -256,21 +443,77 @@ def softmax_metrics_study(
     n_lambda = _checks.positive_int("n_lambda", n_lambda)
     for method in methods:
         _checks.one_of("methods", method, SOFTMAX_ESTIMATORS)
+    named = {"main": ("clipped", None)} if views is None else dict(views)
+    for reading, _ in named.values():
+        _checks.one_of("views' reading", reading, READINGS)
     p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
     r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
-    rows = {(method, M): [] for method in methods for M in sizes}
+    rows = {name: {(method, M): [] for method in methods for M in sizes} for name in named}
     for si in bar(range(seeds), "Table 4, seeds", progress):
         for M in sizes:
             for method in methods:
                 key = key_for(si, M, method)
                 estimates = softmax_kernel_estimates(method, M, key, Q, K, n_lambda=n_lambda, radius=r_common)
-                p_hat = normalise_estimates(estimates)
-                out = distribution_metrics(p_true, p_hat)
-                rows[method, M].append({k: float(jnp.mean(v)) for k, v in out.items()})
-    return {
-        key: {name: (np.mean([r[name] for r in runs]), np.std([r[name] for r in runs])) for name in runs[0]}
-        for key, runs in rows.items()
+                negative = float(jnp.mean(estimates < 0))
+                for name, (reading, order) in named.items():
+                    out = distribution_metrics(p_true, induced_distribution(estimates, reading), order)
+                    row = {k: float(jnp.mean(v)) for k, v in out.items()}
+                    rows[name][method, M].append(row | {"negative_fraction": negative})
+    summaries = {
+        name: {
+            key: {k: (np.mean([r[k] for r in runs]), np.std([r[k] for r in runs])) for k in runs[0]}
+            for key, runs in per_view.items()
+        }
+        for name, per_view in rows.items()
     }
+    return summaries["main"] if views is None else summaries
+
+
+def _log_two_sinh_sq_half(t):
+    """log(2 sinh²(t/2)) for t ≥ 0, stable for large t (= t + 2 log(1 − e^{−t}) − log 2); −inf at t = 0."""
+    return t + 2.0 * np.log(-np.expm1(-t)) - np.log(2.0)
+
+
+def relative_error_profile(Q, K, M: int, *, n_lambda: int, radius: float, chunk: int = 50) -> dict[str, float]:
+    """Exact diagnosis of HRF Fig 3: how noisy each estimator of :func:`softmax_kernel_estimates` is on the classes
+    that carry the softmax's mass.
+
+    For each query q and class c the closed-form relative MSE of ŜM(q, k_c) with M features (iid projections):
+    trig 2 sinh²(‖q − k‖²/2)/M and FAVOR+ 2 sinh²(‖q + k‖²/2)/M (HRF Lemma 2.2 divided by SM²); the hybrids with
+    m = M/n_lambda per base, E λ̂² rel_FAVOR+(m) + E(1 − λ̂)² rel_trig(m) (Theorem 3.1, case I), with the angular λ's
+    moments (Lemma 3.2) or the normalised Gaussian λ's (Theorem F.1, σ = 1/radius, r = radius). Returns, per method,
+    the mean over queries of Σ_c p_c log₁₀(relative MSE), p = softmax(Q Kᵀ): 0 means a typical relative error of
+    100 %. Q: (n, d), K: (V, d).
+    """
+    Q = _checks.finite_numpy("Q", Q, 2)
+    K = _checks.finite_numpy("K", K, 2)
+    M = _checks.positive_int("M", M)
+    m = M // _checks.positive_int("n_lambda", n_lambda)
+    if m < 1:
+        raise ValueError(f"M = {M} leaves no projection per base with n_lambda = {n_lambda}; use M ≥ n_lambda")
+    kk = np.sum(K**2, axis=1)
+    totals = {method: 0.0 for method in SOFTMAX_ESTIMATORS}
+    for start in range(0, Q.shape[0], chunk):
+        q = Q[start : start + chunk]
+        qq, dot = np.sum(q**2, axis=1)[:, None], q @ K.T
+        p = np.asarray(jax.nn.softmax(jnp.asarray(dot), axis=1))
+        z_sq, delta_sq = qq + kk + 2 * dot, np.maximum(qq + kk - 2 * dot, 0.0)
+        log_trig, log_pos = _log_two_sinh_sq_half(delta_sq), _log_two_sinh_sq_half(z_sq)  # × 1/M, 1/m below
+        cos = np.clip(dot / np.sqrt(qq * kk), -1.0, 1.0)
+        lam = {
+            "Angular": moments.hybrid.angular_lambda_moments(np.arccos(cos), n_lambda),
+            "Gaussian": moments.hybrid.normalized_gaussian_lambda_moments(
+                delta_sq, n_lambda, sigma=1.0 / radius, r=radius
+            ),
+        }
+        logs = {"FAVOR+": log_pos - np.log(M), "Trig.": log_trig - np.log(M)}
+        for name, mom in lam.items():
+            logs[name] = np.logaddexp(
+                np.log(np.asarray(mom.second)) + log_pos, np.log(np.asarray(mom.one_minus_second)) + log_trig
+            ) - np.log(m)
+        for name, log_rel in logs.items():
+            totals[name] += float(np.sum(p * np.where(p > 0, log_rel, 0.0)) / np.log(10.0))
+    return {name: total / Q.shape[0] for name, total in totals.items()}
 
 
 def beats_at_every_size(summary, winners, losers, sizes, metrics, *, every_winner: bool = False) -> bool:

@@ -1,23 +1,30 @@
-"""PPO (clipped surrogate, Schulman et al. 2017) for the dense / KAMA / Toeplitz policies of
-:mod:`rflib.experiments.policies`, on gymnasium MuJoCo tasks (KAMA-NNs §6.2.1).
+"""PPO (clipped surrogate, Schulman et al. 2017) and TRPO (Schulman et al. 2015) for the dense / KAMA / Toeplitz
+policies of :mod:`rflib.experiments.policies`, on gymnasium MuJoCo tasks (KAMA-NNs §6.2, Figs 3–5).
 
-Hyperparameters default to OpenAI baselines' ``ppo1/run_mujoco.py`` (the paper's implementation): 2 048 steps per
-iteration, clip 0.2, entropy coefficient 0, 10 epochs, Adam 3·10⁻⁴ with a linear schedule (learning rate and clip
-both decay to 0), minibatch 64, γ = 0.99, λ = 0.95, observations normalised by a running mean/std and clipped to
-[−5, 5]. The value function is a separate dense MLP of the policy's hidden sizes (the paper structures the policy;
-Table 1 counts the policy only).
+Hyperparameters default to OpenAI baselines (the paper's implementation). PPO as ``ppo1/run_mujoco.py``
+(:class:`PPOConfig`): 2 048 steps per iteration, clip 0.2, entropy coefficient 0, 10 epochs, Adam 3·10⁻⁴ with a
+linear schedule (learning rate and clip both decay to 0), minibatch 64, γ = 0.99, λ = 0.95. TRPO as
+``trpo_mpi/run_mujoco.py`` (:class:`TRPOConfig`): 1 024 steps per iteration, max KL 0.01, 10 conjugate-gradient
+steps with damping 0.1, a halving line search, λ = 0.98, 5 value epochs of Adam 10⁻³ (ε = 10⁻⁸) in minibatches of
+64; the Fisher-vector products use the whole batch (baselines subsamples every 5th step). Both normalise
+observations by a running mean/std clipped to [−5, 5]. The value function is a separate dense MLP of the policy's
+hidden sizes (the paper structures the policy; Table 1 counts the policy only).
 
-Rollouts run on the CPU in numpy (one environment, the policy's dense weight matrices materialised once per
-iteration, so a step costs three small matmuls); the update is one jitted minibatch step shared by every call.
+:func:`train` runs several seeds of one (task, policy) in lockstep in one process: rollouts on the CPU in numpy (the
+policies' dense weight matrices materialised once per iteration and stacked, so a step costs three batched small
+matmuls), and one jitted, ``vmap``-ed update per iteration (:func:`_ppo_iteration` scans every minibatch step,
+:func:`_trpo_iteration` does the whole TRPO step). :func:`run_jobs` spreads such batches over processes.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -121,41 +128,329 @@ TASK_SIZES = {
 }
 """gymnasium v5 MuJoCo tasks → (observation, action) dimensions, for counting parameters without a simulator."""
 
-OPTIMIZER = optax.inject_hyperparams(optax.adam)(learning_rate=3e-4, eps=1e-5)
+
+@dataclass(frozen=True)
+class TRPOConfig:
+    """TRPO hyperparameters (baselines ``trpo_mpi/run_mujoco.py`` defaults; KAMA-NNs Fig 4's policies are 2×32 with
+    K = 100 rotations per matrix)."""
+
+    steps_per_iteration: int = 1024
+    max_kl: float = 0.01
+    cg_iters: int = 10
+    cg_damping: float = 0.1
+    backtracks: int = 10
+    gamma: float = 0.99
+    lam: float = 0.98
+    vf_iters: int = 5
+    vf_learning_rate: float = 1e-3
+    minibatch: int = 64
+    obs_clip: float = 5.0
+    hidden: tuple[int, ...] = (32, 32)
+    rotations: int = 100
+
+
+ADAM = optax.scale_by_adam(eps=1e-5)  # PPO's Adam direction (baselines ppo1); the scheduled learning rate scales it
+VF_ADAM = optax.scale_by_adam(eps=1e-8)  # TRPO's value-function Adam (baselines' MpiAdam)
+
+
+def _adam_step(params, opt_state, grads, lr, adam=ADAM):
+    updates, opt_state = adam.update(grads, opt_state, params)
+    return jax.tree.map(lambda p, u: p - lr * u, params, updates), opt_state
+
+
+def _minibatches(data, perms):
+    """Scan over minibatches: perms (B, minibatch) row indices of data's (T, ...) arrays."""
+    return jax.tree.map(lambda v: v[perms], data)
 
 
 @partial(jax.jit, static_argnames=("architecture", "sizes"))
-def _update(params, opt_state, batch, clip, planes, *, architecture, sizes):
-    """One PPO minibatch step (clipped surrogate + value regression); compiled once per architecture and sizes."""
-    structure = policies.Structure(architecture, sizes, planes)
+def _ppo_iteration(params, opt_state, data, perms, lr, clip, planes, *, architecture, sizes):
+    """One PPO iteration for a stack of runs: every epoch's minibatch steps (clipped surrogate + value regression,
+    Adam) in one ``lax.scan`` per run, ``vmap``-ed over the runs.  data: (N, T, …); perms: (N, steps, minibatch)."""
 
-    def loss_fn(p):
-        logp = policies.log_prob(p["policy"], structure, batch["obs"], batch["actions"])
-        ratio = jnp.exp(logp - batch["logp"])
-        adv = batch["adv"]
-        surrogate = jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - clip, 1 + clip) * adv)
-        value_loss = jnp.mean((_value(p["value"], batch["obs"]) - batch["returns"]) ** 2)
-        return -jnp.mean(surrogate) + value_loss
+    def one_run(params, opt_state, data, perms, planes):
+        structure = policies.Structure(architecture, sizes, planes)
 
-    loss, grads = jax.value_and_grad(loss_fn)(params)
-    updates, opt_state = OPTIMIZER.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
+        def loss_fn(p, batch):
+            logp = policies.log_prob(p["policy"], structure, batch["obs"], batch["actions"])
+            ratio = jnp.exp(logp - batch["logp"])
+            adv = batch["adv"]
+            surrogate = jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - clip, 1 + clip) * adv)
+            value_loss = jnp.mean((_value(p["value"], batch["obs"]) - batch["returns"]) ** 2)
+            return -jnp.mean(surrogate) + value_loss
+
+        def step(carry, batch):
+            params, opt_state = carry
+            grads = jax.grad(loss_fn)(params, batch)
+            return _adam_step(params, opt_state, grads, lr), None
+
+        (params, opt_state), _ = jax.lax.scan(step, (params, opt_state), _minibatches(data, perms))
+        return params, opt_state
+
+    return jax.vmap(one_run)(params, opt_state, data, perms, planes)
 
 
-def _numpy_policy(params, structure):
-    mats = [np.asarray(W) for W in policies.weight_matrices(params, structure)]
-    biases = [np.asarray(layer["b"]) for layer in params["layers"]]
-    std = np.exp(np.asarray(params["log_std"]))
+def _gaussian_kl(mean_old, log_std_old, mean_new, log_std_new):
+    """KL(N(mean_old, σ_old²) ‖ N(mean_new, σ_new²)) of diagonal Gaussians over the action dims: (..., a) → (...)."""
+    var_old, var_new = jnp.exp(2 * log_std_old), jnp.exp(2 * log_std_new)
+    return jnp.sum(log_std_new - log_std_old + (var_old + (mean_old - mean_new) ** 2) / (2 * var_new) - 0.5, axis=-1)
 
-    def mean(obs):
-        h = obs
-        for i, (W, b) in enumerate(zip(mats, biases, strict=True)):
-            h = h @ W.T + b
-            if i < len(mats) - 1:
-                h = np.tanh(h)
-        return h
 
-    return mean, std
+def conjugate_gradient(matvec, b, iters: int):
+    """Solve A x = b for a symmetric positive definite A given as ``matvec`` by ``iters`` CG steps from x = 0 (as
+    baselines' ``cg``, residual tolerance 1e-10 → stop updating). b: (n,) → x: (n,)."""
+
+    def body(_, state):
+        x, r, p, rr = state
+        Ap = matvec(p)
+        alpha = rr / jnp.maximum(p @ Ap, 1e-30)
+        live = rr > 1e-10
+        x = jnp.where(live, x + alpha * p, x)
+        r_new = jnp.where(live, r - alpha * Ap, r)
+        rr_new = r_new @ r_new
+        p = jnp.where(live, r_new + (rr_new / jnp.maximum(rr, 1e-30)) * p, p)
+        return x, r_new, p, jnp.where(live, rr_new, rr)
+
+    x0 = jnp.zeros_like(b)
+    x, _, _, _ = jax.lax.fori_loop(0, iters, body, (x0, b, b, b @ b))
+    return x
+
+
+@partial(jax.jit, static_argnames=("architecture", "sizes", "config"))
+def _trpo_iteration(params, vf_state, data, vf_perms, planes, *, architecture, sizes, config: TRPOConfig):
+    """One TRPO iteration for a stack of runs (Schulman et al. 2015, as baselines' ``trpo_mpi``): the natural
+    gradient of the surrogate by ``cg_iters`` conjugate-gradient steps on the Fisher (the Hessian of the mean KL,
+    damped), scaled to KL = max_kl, then a backtracking line search (halving, at most ``backtracks`` steps; accept
+    the first step with KL ≤ 1.5·max_kl and a positive improvement, else keep the old policy); then ``vf_iters``
+    epochs of Adam on the value function. ``vmap``-ed over runs. Returns (params, vf_state, accepted KL)."""
+
+    def one_run(params, vf_state, data, vf_perms, planes):
+        structure = policies.Structure(architecture, sizes, planes)
+        flat, unravel = jax.flatten_util.ravel_pytree(params["policy"])
+        obs, actions, adv, logp_old = data["obs"], data["actions"], data["adv"], data["logp"]
+        mean_old = jax.lax.stop_gradient(policies.mean_action(params["policy"], structure, obs))
+        log_std_old = jax.lax.stop_gradient(params["policy"]["log_std"])
+
+        def surrogate(f):
+            return jnp.mean(jnp.exp(policies.log_prob(unravel(f), structure, obs, actions) - logp_old) * adv)
+
+        def mean_kl(f):
+            p = unravel(f)
+            return jnp.mean(_gaussian_kl(mean_old, log_std_old, policies.mean_action(p, structure, obs), p["log_std"]))
+
+        g = jax.grad(surrogate)(flat)
+
+        def fisher_vector(v):
+            return jax.jvp(jax.grad(mean_kl), (flat,), (v,))[1] + config.cg_damping * v
+
+        x = conjugate_gradient(fisher_vector, g, config.cg_iters)
+        shs = 0.5 * x @ fisher_vector(x)
+        full_step = x * jnp.sqrt(config.max_kl / jnp.maximum(shs, 1e-30))
+        fractions = 0.5 ** jnp.arange(config.backtracks)
+        candidates = flat + fractions[:, None] * full_step
+        surr_new, kl_new = jax.vmap(surrogate)(candidates), jax.vmap(mean_kl)(candidates)
+        ok = jnp.isfinite(surr_new) & (kl_new <= 1.5 * config.max_kl) & (surr_new - surrogate(flat) > 0)
+        chosen = jnp.argmax(ok)
+        accepted = jnp.any(ok)
+        new_flat = jnp.where(accepted & jnp.all(jnp.isfinite(full_step)), candidates[chosen], flat)
+        policy = unravel(new_flat)
+
+        def value_step(carry, batch):
+            value_params, state = carry
+            grads = jax.grad(lambda v: jnp.mean((_value(v, batch["obs"]) - batch["returns"]) ** 2))(value_params)
+            return _adam_step(value_params, state, grads, config.vf_learning_rate, VF_ADAM), None
+
+        (value, vf_state), _ = jax.lax.scan(
+            value_step, (params["value"], vf_state), _minibatches({"obs": obs, "returns": data["returns"]}, vf_perms)
+        )
+        return {"policy": policy, "value": value}, vf_state, jnp.where(accepted, kl_new[chosen], 0.0)
+
+    return jax.vmap(one_run)(params, vf_state, data, vf_perms, planes)
+
+
+def _stack(trees):
+    return jax.tree.map(lambda *leaves: jnp.stack(leaves), *trees)
+
+
+def _numpy_policies(params, structures):
+    """Per run: the dense weight matrices, biases and action std as numpy, stacked over runs: mats[l] (N, out, in)."""
+    mats, biases = [], []
+    for i, structure in enumerate(structures):
+        one = jax.tree.map(lambda v, i=i: v[i], params["policy"])
+        mats.append([np.asarray(W) for W in policies.weight_matrices(one, structure)])
+        biases.append([np.asarray(layer["b"]) for layer in one["layers"]])
+    stacked_mats = [np.stack(layer) for layer in zip(*mats, strict=True)]
+    stacked_biases = [np.stack(layer) for layer in zip(*biases, strict=True)]
+    return stacked_mats, stacked_biases, np.exp(np.asarray(params["policy"]["log_std"]))
+
+
+def _mean_actions(mats, biases, obs):
+    h = obs
+    for i, (W, b) in enumerate(zip(mats, biases, strict=True)):
+        h = np.einsum("noi,ni->no", W, h) + b
+        if i < len(mats) - 1:
+            h = np.tanh(h)
+    return h
+
+
+def train(
+    env_name: str,
+    architecture: str,
+    total_steps: int,
+    seeds,
+    *,
+    algorithm: str = "ppo",
+    config: PPOConfig | TRPOConfig | None = None,
+    progress: bool = False,
+) -> list[dict]:
+    """Train one policy per seed with PPO or TRPO, all runs in lockstep in one process: the runs' environments are
+    stepped one after another, their policies evaluated together (stacked numpy matmuls) and updated by one jitted,
+    ``vmap``-ed call per iteration (:func:`_ppo_iteration`, :func:`_trpo_iteration`). Each run has its own
+    environment (reset with its seed), observation normaliser, action-noise and minibatch generator
+    (``np.random.default_rng(seed)``) and initial parameters (``jax.random.key(seed)``), so a run's result does not
+    depend on which runs share its batch (up to float round-off of the batched matmuls).
+
+    Args:
+      env_name: a gymnasium task; architecture: one of ``policies.ARCHITECTURES``; total_steps: environment steps
+        per run (whole iterations, at least one); seeds: integer seeds, one run each.
+      algorithm: ``"ppo"`` (:class:`PPOConfig`) or ``"trpo"`` (:class:`TRPOConfig`); config: defaults to the
+        algorithm's.
+    Returns:
+      Per seed, {"steps": (I,), "return": (I,) mean return of the episodes finished in each iteration (NaN if none),
+      "episodes": [(step, return), …], "parameters": trainable policy numbers, "seconds": wall time of the batch,
+      "batch_size": its number of runs, "env_steps": environment steps of the run; TRPO also "kl": the KL of each
+      iteration's accepted step, 0 when the line search kept the old policy}.
+    """
+    _checks.one_of("algorithm", algorithm, ("ppo", "trpo"))
+    config = config or (PPOConfig() if algorithm == "ppo" else TRPOConfig())
+    if not isinstance(config, PPOConfig if algorithm == "ppo" else TRPOConfig):
+        raise ValueError(f"config must be a {'PPOConfig' if algorithm == 'ppo' else 'TRPOConfig'} for {algorithm!r}")
+    total_steps = _checks.positive_int("total_steps", total_steps)
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one run")
+    start_time = time.perf_counter()
+    envs = [make_env(env_name) for _ in seeds]
+    obs_dim, act_dim = envs[0].observation_space.shape[0], envs[0].action_space.shape[0]
+    inits = []
+    for seed in seeds:
+        k_pol, k_val = jax.random.split(jax.random.key(seed))
+        pol, structure = policies.init(k_pol, architecture, obs_dim, act_dim, config.hidden, config.rotations)
+        inits.append(({"policy": pol, "value": _value_init(k_val, (obs_dim, *config.hidden, 1))}, structure))
+    params = _stack([p for p, _ in inits])
+    structures = [s for _, s in inits]
+    planes = _stack([s.planes for s in structures]) if architecture == "kama" else None
+    sizes = structures[0].sizes
+    opt_state = jax.vmap(ADAM.init)(params) if algorithm == "ppo" else jax.vmap(VF_ADAM.init)(params["value"])
+    N, T = len(seeds), config.steps_per_iteration
+    iterations = max(1, total_steps // T)
+    rms = [RunningMeanStd((obs_dim,)) for _ in seeds]
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    value_fn = jax.jit(jax.vmap(_value))
+    obs = np.stack([env.reset(seed=seed)[0] for env, seed in zip(envs, seeds, strict=True)])
+    ep_return = np.zeros(N)
+    episodes = [[] for _ in seeds]
+    curves, kls = np.zeros((N, iterations)), np.zeros((N, iterations))
+    for it in bar(range(iterations), f"{algorithm.upper()} {architecture} on {env_name} × {N}", progress):
+        mats, biases, std = _numpy_policies(params, structures)
+        raw_obs, acts = np.zeros((N, T, obs_dim)), np.zeros((N, T, act_dim))
+        logps, rewards, dones, bootstrap_obs = np.zeros((N, T)), np.zeros((N, T)), np.zeros((N, T)), {}
+        finished = [[] for _ in seeds]
+        for t in range(T):
+            raw_obs[:, t] = obs
+            o = np.stack([r.normalise(ob, config.obs_clip) for r, ob in zip(rms, obs, strict=True)])
+            mu = _mean_actions(mats, biases, o)
+            noise = np.stack([rng.standard_normal(act_dim) for rng in rngs])
+            a = mu + std * noise
+            logps[:, t] = np.sum(-0.5 * noise**2 - np.log(std) - 0.5 * math.log(2 * math.pi), axis=1)
+            acts[:, t] = a
+            for n, env in enumerate(envs):
+                ob, r, terminated, truncated, _ = env.step(a[n])
+                rewards[n, t] = r
+                ep_return[n] += r
+                if terminated or truncated:
+                    dones[n, t] = 1.0
+                    if truncated and not terminated:
+                        bootstrap_obs[n, t] = ob.copy()
+                    finished[n].append(ep_return[n])
+                    episodes[n].append((it * T + t + 1, float(ep_return[n])))
+                    ep_return[n] = 0.0
+                    ob, _ = env.reset()
+                obs[n] = ob
+        norm_obs = np.stack([r.normalise(x, config.obs_clip) for r, x in zip(rms, raw_obs, strict=True)])
+        values = np.asarray(value_fn(params["value"], jnp.asarray(norm_obs)))
+        last = np.stack([r.normalise(ob, config.obs_clip) for r, ob in zip(rms, obs, strict=True)])
+        last_values = np.asarray(value_fn(params["value"], jnp.asarray(last[:, None, :])))[:, 0]
+        bootstrap = np.zeros((N, T))
+        for (n, t), final in bootstrap_obs.items():  # a truncated episode's return continues past its end
+            final_obs = jax.tree.map(lambda v, n=n: v[n], params["value"])
+            bootstrap[n, t] = config.gamma * float(
+                _value(final_obs, jnp.asarray(rms[n].normalise(final, config.obs_clip)))
+            )
+        adv, returns = np.zeros((N, T)), np.zeros((N, T))
+        for n in range(N):
+            adv[n], returns[n] = gae(
+                rewards[n] + bootstrap[n], values[n], dones[n], last_values[n], config.gamma, config.lam
+            )
+        adv = (adv - adv.mean(axis=1, keepdims=True)) / (adv.std(axis=1, keepdims=True) + 1e-8)
+        data = {"obs": norm_obs, "actions": acts, "logp": logps, "adv": adv, "returns": returns}
+        data = {k: jnp.asarray(v, jnp.float32) for k, v in data.items()}
+        per_epoch = T // config.minibatch
+        epochs = config.epochs if algorithm == "ppo" else config.vf_iters
+        perms = np.stack(
+            [
+                np.concatenate([rng.permutation(T)[: per_epoch * config.minibatch] for _ in range(epochs)]).reshape(
+                    -1, config.minibatch
+                )
+                for rng in rngs
+            ]
+        )
+        if algorithm == "ppo":
+            fraction_left = 1 - it / iterations  # baselines' linear schedule, per iteration
+            params, opt_state = _ppo_iteration(
+                params,
+                opt_state,
+                data,
+                jnp.asarray(perms),
+                config.learning_rate * fraction_left,
+                config.clip * fraction_left,
+                planes,
+                architecture=architecture,
+                sizes=sizes,
+            )
+        else:
+            params, opt_state, kl = _trpo_iteration(
+                params,
+                opt_state,
+                data,
+                jnp.asarray(perms),
+                planes,
+                architecture=architecture,
+                sizes=sizes,
+                config=config,
+            )
+            kls[:, it] = np.asarray(kl)
+        for n in range(N):
+            rms[n].update(raw_obs[n])
+            curves[n, it] = float(np.mean(finished[n])) if finished[n] else float("nan")
+    for env in envs:
+        env.close()
+    seconds = time.perf_counter() - start_time
+    count = policies.parameter_count(architecture, obs_dim, act_dim, config.hidden, config.rotations)
+    steps = (np.arange(iterations) + 1) * T
+    return [
+        {
+            "steps": steps,
+            "return": curves[n],
+            "episodes": episodes[n],
+            "parameters": count,
+            "seconds": seconds,
+            "batch_size": N,
+            "env_steps": iterations * T,
+            **({"kl": kls[n].tolist()} if algorithm == "trpo" else {}),
+        }
+        for n in range(N)
+    ]
 
 
 def train_ppo(
@@ -167,80 +462,8 @@ def train_ppo(
     *,
     progress: bool = False,
 ) -> dict:
-    """Train one policy with PPO.  Returns {"steps": (I,), "return": (I,) mean return of the episodes finished in
-    each iteration (NaN if none), "episodes": [(step, return), …], "parameters": trainable policy numbers}.
-    ``progress``: show a bar over the PPO iterations."""
-    total_steps = _checks.positive_int("total_steps", total_steps)
-    env = make_env(env_name)
-    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    key = jax.random.key(seed)
-    k_pol, k_val = jax.random.split(key)
-    pol, structure = policies.init(k_pol, architecture, obs_dim, act_dim, config.hidden, config.rotations)
-    params = {"policy": pol, "value": _value_init(k_val, (obs_dim, *config.hidden, 1))}
-    iterations = max(1, total_steps // config.steps_per_iteration)
-    opt_state = OPTIMIZER.init(params)
-    rms = RunningMeanStd((obs_dim,))
-    rng = np.random.default_rng(seed)
-    value_fn = jax.jit(_value)
-
-    obs, _ = env.reset(seed=seed)
-    episode_return, episodes, curve_steps, curve_returns = 0.0, [], [], []
-    T = config.steps_per_iteration
-    for it in bar(range(iterations), f"PPO {architecture} on {env_name}", progress):
-        mean_fn, std = _numpy_policy(params["policy"], structure)
-        raw_obs = np.zeros((T, obs_dim))
-        acts, logps, rewards, dones = np.zeros((T, act_dim)), np.zeros(T), np.zeros(T), np.zeros(T)
-        bootstrap = np.zeros(T)  # value of the truncated episode's final observation, added to its reward
-        truncated_at = []
-        finished = []
-        for t in range(T):
-            raw_obs[t] = obs
-            o = rms.normalise(obs, config.obs_clip)
-            mu = mean_fn(o)
-            a = mu + std * rng.standard_normal(act_dim)
-            logps[t] = float(np.sum(-0.5 * ((a - mu) / std) ** 2 - np.log(std) - 0.5 * math.log(2 * math.pi)))
-            acts[t] = a
-            obs, r, terminated, truncated, _ = env.step(a)
-            rewards[t], episode_return = r, episode_return + r
-            if terminated or truncated:
-                dones[t] = 1.0
-                if truncated and not terminated:
-                    truncated_at.append((t, obs.copy()))
-                finished.append(episode_return)
-                episodes.append((it * T + t + 1, episode_return))
-                episode_return = 0.0
-                obs, _ = env.reset()
-        norm_obs = rms.normalise(raw_obs, config.obs_clip)
-        values = np.asarray(value_fn(params["value"], jnp.asarray(norm_obs)))
-        for t, final_obs in truncated_at:
-            bootstrap[t] = config.gamma * float(
-                value_fn(params["value"], jnp.asarray(rms.normalise(final_obs, config.obs_clip)))
-            )
-        last_value = float(value_fn(params["value"], jnp.asarray(rms.normalise(obs, config.obs_clip))))
-        adv, returns = gae(rewards + bootstrap, values, dones, last_value, config.gamma, config.lam)
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        fraction_left = 1 - it / iterations  # baselines' linear schedule, per iteration
-        clip = config.clip * fraction_left
-        opt_state.hyperparams["learning_rate"] = jnp.asarray(config.learning_rate * fraction_left)
-        data = {"obs": norm_obs, "actions": acts, "logp": logps, "adv": adv, "returns": returns}
-        for _ in range(config.epochs):
-            order = rng.permutation(T)
-            for start in range(0, T - config.minibatch + 1, config.minibatch):
-                idx = order[start : start + config.minibatch]
-                batch = {k: jnp.asarray(v[idx], jnp.float32) for k, v in data.items()}
-                params, opt_state, _ = _update(
-                    params, opt_state, batch, clip, structure.planes, architecture=architecture, sizes=structure.sizes
-                )
-        rms.update(raw_obs)
-        curve_steps.append((it + 1) * T)
-        curve_returns.append(float(np.mean(finished)) if finished else float("nan"))
-    env.close()
-    return {
-        "steps": np.array(curve_steps),
-        "return": np.array(curve_returns),
-        "episodes": episodes,
-        "parameters": policies.parameter_count(architecture, obs_dim, act_dim, config.hidden, config.rotations),
-    }
+    """One PPO run: :func:`train` with a single seed (its result dict)."""
+    return train(env_name, architecture, total_steps, [seed], config=config, progress=progress)[0]
 
 
 # --- studies: many runs and their summaries (KAMA-NNs §6.2, Figs 3 and 5) ------------------------------------------
@@ -251,51 +474,94 @@ def _seed_for(seed_for):
     return seed_for
 
 
+def _train_job(job) -> list[dict]:
+    env, architecture, steps, seeds, algorithm, config = job
+    return train(env, architecture, steps, seeds, algorithm=algorithm, config=config)
+
+
+def run_jobs(jobs, *, workers: int = 1, progress: bool = False, label: str = "runs") -> list[list[dict]]:
+    """Run :func:`train` jobs — tuples (env, architecture, steps, seeds, algorithm, config), each one batch of seeds —
+    and return each job's per-seed results in order. ``workers`` > 1 runs the jobs in that many processes (``spawn``:
+    each starts its own JAX), longest first. The batches are the jobs themselves whatever ``workers`` is, so the
+    results do not depend on the number of processes. ``progress``: a bar over the jobs."""
+    workers = _checks.positive_int("workers", workers)
+    jobs = list(jobs)
+    if workers == 1 or len(jobs) == 1:
+        return [_train_job(job) for job in bar(jobs, label, progress)]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    order = sorted(range(len(jobs)), key=lambda j: -jobs[j][2] * len(jobs[j][3]))  # longest first
+    results = [None] * len(jobs)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_train_job, jobs[j]): j for j in order}
+        from concurrent.futures import as_completed
+
+        for future in bar(as_completed(futures), label, progress, total=len(jobs)):
+            results[futures[future]] = future.result()
+    return results
+
+
 def train_runs(
     tasks: dict,
     seed_for,
     *,
     architectures=policies.ARCHITECTURES,
-    config: PPOConfig = PPOConfig(),
+    algorithm: str = "ppo",
+    config: PPOConfig | TRPOConfig | None = None,
+    workers: int = 1,
     progress: bool = False,
 ) -> dict:
-    """Fig 3: one PPO run from scratch (:func:`train_ppo`) per (task, architecture, seed index).
+    """Figs 3 and 4: one run from scratch (:func:`train`, PPO or TRPO) per (task, architecture, seed index).
 
     tasks: {env name: (environment steps per run, number of seeds)}; seed_for: ``seed_for(env, s)`` → the integer seed
-    of run s on env (the same for every architecture, so they see the same environment seeds).
-    Returns {(env, architecture, s): train_ppo's result}. ``progress``: a bar over the seeds of each (task,
-    architecture).
+    of run s on env (the same for every architecture, so they see the same environment seeds). The seeds of a (task,
+    architecture) are trained together in one batch; ``workers`` processes share the batches (:func:`run_jobs`).
+    Returns {(env, architecture, s): the run's result}. ``progress``: a bar over the batches.
     """
     seed_for = _seed_for(seed_for)
     for a in architectures:
         policies.parameter_count(a, 1, 1)  # names an unknown architecture before any run
-    runs = {}
+    jobs, keys = [], []
     for env, (steps, n_seeds) in tasks.items():
-        _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
+        n_seeds = _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
         for architecture in architectures:
-            for s in bar(range(n_seeds), f"{env}, {architecture}", progress):
-                runs[env, architecture, s] = train_ppo(
-                    env, architecture, steps, seed=seed_for(env, s), config=config, progress=False
-                )
-    return runs
+            jobs.append((env, architecture, steps, [seed_for(env, s) for s in range(n_seeds)], algorithm, config))
+            keys.append((env, architecture))
+    outputs = run_jobs(jobs, workers=workers, progress=progress, label=f"{algorithm.upper()} runs")
+    return {(env, a, s): run for (env, a), runs in zip(keys, outputs, strict=True) for s, run in enumerate(runs)}
 
 
 def rotation_ablation(
-    env: str, steps: int, n_seeds: int, rotations, seed_for, *, config: PPOConfig = PPOConfig(), progress: bool = False
+    env: str,
+    steps: int,
+    n_seeds: int,
+    rotations,
+    seed_for,
+    *,
+    config: PPOConfig = PPOConfig(),
+    workers: int = 1,
+    progress: bool = False,
 ) -> dict:
     """Fig 5: PPO runs of KAMA policies with K rotations per matrix (``config`` with ``rotations=K``), for every K of
-    ``rotations`` and seeds ``seed_for(s)``, s < n_seeds.  Returns {K: [train_ppo's result per seed]}. ``progress``: a
-    bar over the K."""
+    ``rotations`` and seeds ``seed_for(s)``, s < n_seeds.  Returns {K: [the run's result per seed]}. ``progress``: a
+    bar over the batches."""
     seed_for = _seed_for(seed_for)
     n_seeds = _checks.positive_int("n_seeds", n_seeds)
     rotations = [_checks.positive_int("rotations", K) for K in rotations]
-    ablation = {}
-    for K in bar(rotations, f"K ablation on {env}", progress):
-        config_k = replace(config, rotations=K)
-        ablation[K] = [
-            train_ppo(env, "kama", steps, seed=seed_for(s), config=config_k, progress=False) for s in range(n_seeds)
-        ]
-    return ablation
+    seeds = [seed_for(s) for s in range(n_seeds)]
+    jobs = [(env, "kama", steps, seeds, "ppo", replace(config, rotations=K)) for K in rotations]
+    outputs = run_jobs(jobs, workers=workers, progress=progress, label=f"K ablation on {env}")
+    return dict(zip(rotations, outputs, strict=True))
+
+
+def throughput(runs) -> float:
+    """Environment steps per second of wall time per process over results of :func:`train`: the runs of one batch
+    share its wall time, so each run is charged ``seconds / batch_size``."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs must hold at least one result of train()")
+    return sum(r["env_steps"] for r in runs) / sum(r["seconds"] / r["batch_size"] for r in runs)
 
 
 def learning_curves(runs: dict, env: str, architecture: str) -> tuple[np.ndarray, np.ndarray]:

@@ -67,11 +67,13 @@ def decide(
     the range; a threshold itself counts as outside), and **inconclusive** when it straddles a threshold — the data
     cannot decide at this scale.
 
-    estimate, se: finite numbers, se ≥ 0 (a standard error over independent seeds or draws).
+    estimate, se: finite numbers, se ≥ 0 (a standard error over independent seeds or draws); ``se = inf`` states
+    that the uncertainty is unbounded (too few runs, an undefined ratio), which decides nothing: inconclusive.
     """
     if sum(t is not None for t in (below, above, within)) != 1:
         raise ValueError("give exactly one of below=, above= and within=(low, high): what the claim says")
-    estimate, se, z = _finite("estimate", estimate), _finite("se", se), _finite("z", z)
+    estimate, z = _finite("estimate", estimate), _finite("z", z)
+    se = math.inf if isinstance(se, numbers.Real) and se == math.inf else _finite("se", se)
     if se < 0 or z <= 0:
         raise ValueError(f"se must be ≥ 0 and z > 0, got se = {se!r}, z = {z!r}")
     low, high = estimate - z * se, estimate + z * se
