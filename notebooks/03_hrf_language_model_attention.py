@@ -200,7 +200,8 @@ plotting.finish_figure(fig, "hrf_fig7_ptb_lengths", tight=False)
 # normalisation — $\hat p_c = \widehat{\mathrm{SM}}_c / \sum \widehat{\mathrm{SM}}$ has negative entries, its
 # "CDF" leaves [0, 1], and KS can exceed 1 (it did in our earlier runs: 3–13). Our **main reading** (fixed before
 # looking at the values) clips: $\hat p_c \propto \max(\widehat{\mathrm{SM}}_c, 0)$, a distribution, with the fraction
-# of negative estimates reported separately, as the paper does. Classes are taken in the order of their ids
+# of negative estimates reported separately, as the paper does (a query none of whose estimates is positive gets the
+# uniform distribution: it says nothing about the classes; this never happens with the trained model). Classes are taken in the order of their ids
 # (decreasing training frequency). Both choices are unstated in the paper, so §2b re-scores the same draws under the
 # signed reading and under the other common id order (first appearance in the training text, as in PyTorch's
 # word-language-model example).

@@ -243,7 +243,7 @@ def test_closed_forms_against_quadrature_cover_every_activation():
 
 def test_kama_kernel_datasets_are_z_scored_with_the_documented_dimensions():
     sets = datasets.kama_kernel_datasets(["g50c", "boston", "cpu*", "insurance", "wine*", "parkinson*"], seed=0)
-    dims = {"g50c": 50, "boston": 12, "cpu*": 10, "insurance": 85, "wine*": 13, "parkinson*": 30}
+    dims = {"g50c": 50, "boston": 13, "cpu*": 10, "insurance": 85, "wine*": 13, "parkinson*": 30}
     assert {name: X.shape[1] for name, X in sets.items()} == dims
     assert sets["boston"].shape[0] == 506 and sets["wine*"].shape[0] == 178 and sets["g50c"].shape[0] == 550
     for X in sets.values():

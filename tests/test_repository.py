@@ -111,7 +111,7 @@ def test_errata_cite_tests_and_notebook_sections_that_exist():
     flat = re.sub(r"\s*\n\s*", " ", text)  # titles wrap across lines
     cites = [(m.group(1), m.end()) for m in re.finditer(r"`notebooks/(\d\d_\w+\.py)`, § \"", flat)]
     assert len(cites) > 20
-    headings = {nb: re.findall(r"^# ## (.+)$", (ROOT / "notebooks" / nb).read_text(), re.M) for nb, _ in cites}
+    headings = {nb: re.findall(r"^# ###? (.+)$", (ROOT / "notebooks" / nb).read_text(), re.M) for nb, _ in cites}
     # a title may itself quote ("O(k)"), so a citation is good when some heading of that notebook, then the closing
     # quote, starts there
     gone = [

@@ -363,15 +363,18 @@ negative entries, so its "CDF" leaves [0, 1] and KS can exceed 1; ``absolute`` |
 def induced_distribution(estimates, reading: str = "clipped") -> jax.Array:
     """The distribution over classes induced by signed kernel estimates under one of :data:`READINGS`.
 
-    (n, V) → (n, V). A row whose (clipped / absolute) total is 0 raises (no distribution is induced).
+    (n, V) → (n, V). Under ``clipped``, a row with no positive estimate carries no information about the classes and
+    induces the uniform distribution (it happens when one draw of trig features gives every class the same sign, e.g.
+    for a query much longer than every key); under ``signed`` a row summing to 0 raises.
     """
     _checks.one_of("reading", reading, READINGS)
     estimates = jnp.asarray(estimates)
-    if reading == "clipped":
-        estimates = jnp.maximum(estimates, 0.0)
-    elif reading == "absolute":
-        estimates = jnp.abs(estimates)
-    return normalise_estimates(estimates)
+    if reading == "signed":
+        return normalise_estimates(estimates)
+    weights = jnp.maximum(estimates, 0.0) if reading == "clipped" else jnp.abs(estimates)
+    totals = jnp.sum(weights, axis=1, keepdims=True)
+    uniform = jnp.full_like(weights, 1.0 / weights.shape[1])
+    return jnp.where(totals > 0, weights / jnp.where(totals > 0, totals, 1.0), uniform)
 
 
 SOFTMAX_ESTIMATORS = ("FAVOR+", "Trig.", "Gaussian", "Angular")  # the rows of HRF Table 4
@@ -422,7 +425,9 @@ def softmax_metrics_study(
     For every seed, size M and method, one draw of :func:`softmax_kernel_estimates` (key ``key_for(seed, M,
     method)``; the Gaussian hybrid's radius is the RMS norm of all queries and keys, its σ = 1/radius) is turned into a
     distribution (:func:`induced_distribution`) and scored by :func:`distribution_metrics` averaged over the
-    queries; ``negative_fraction`` is the fraction of negative *estimates* ŜM (whatever the reading).
+    queries; ``negative_fraction`` is the fraction of negative *estimates* ŜM (whatever the reading) and
+    ``no_positive_fraction`` the fraction of queries none of whose estimates is positive (the clipped reading then
+    induces the uniform distribution).
 
     Args:
       Q: (n, d) queries; K: (V, d) keys (float64 numpy).
@@ -455,10 +460,13 @@ def softmax_metrics_study(
                 key = key_for(si, M, method)
                 estimates = softmax_kernel_estimates(method, M, key, Q, K, n_lambda=n_lambda, radius=r_common)
                 negative = float(jnp.mean(estimates < 0))
+                no_positive = float(jnp.mean(jnp.all(estimates <= 0, axis=1)))
                 for name, (reading, order) in named.items():
                     out = distribution_metrics(p_true, induced_distribution(estimates, reading), order)
                     row = {k: float(jnp.mean(v)) for k, v in out.items()}
-                    rows[name][method, M].append(row | {"negative_fraction": negative})
+                    rows[name][method, M].append(
+                        row | {"negative_fraction": negative, "no_positive_fraction": no_positive}
+                    )
     summaries = {
         name: {
             key: {k: (np.mean([r[k] for r in runs]), np.std([r[k] for r in runs])) for k in runs[0]}
