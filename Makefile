@@ -76,7 +76,7 @@ ptb-lm: $(STAMP)
 quick: $(STAMP)
 	$(RUN) --scale quick
 
-## Every notebook at the paper's full settings (hours; meant for a GPU or a long run).
+## Every notebook at the paper's full settings (hours; meant for a GPU or a long run): results/paper/, figures/paper/.
 paper: $(STAMP)
 	$(RUN) --scale paper
 

@@ -205,3 +205,10 @@ def test_the_book_refuses_runs_that_did_not_complete(tmp_path):
     with pytest.raises(SystemExit, match="did not complete .*: 01_cut_short\\."):
         book.require_complete(tmp_path, names)
     book.require_complete(tmp_path, ["00_whole", "02_not_run"])
+
+
+def test_paper_scale_runs_land_beside_the_standard_results_never_over_them():
+    standard, paper = runner.output_dirs("standard"), runner.output_dirs("paper")
+    assert paper["results"] == standard["results"] / "paper" and paper["figures"] == standard["figures"] / "paper"
+    assert paper["executed"] != standard["executed"]
+    assert runner.output_dirs("paper", Path("/x")) == {kind: Path("/x") / kind for kind in runner.KINDS}

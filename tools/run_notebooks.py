@@ -9,7 +9,8 @@ Each percent-format source is converted to ``build/ipynb/<name>.ipynb`` by jupyt
 directory, ``build/staging/<scale>/<name>/{figures,results,executed}`` (through the ``FIG_DIR`` and ``RESULTS_DIR``
 environment variables it inherits). Only a completed run (papermill succeeded and the results file says
 ``"complete": true``) is promoted: each file is copied next to its destination and moved there with ``os.replace``,
-into ``figures/``, ``results/`` and ``build/executed`` (standard), ``build/executed-paper`` (paper) or
+into ``figures/``, ``results/`` and ``build/executed`` (standard), ``figures/paper/``, ``results/paper/`` and
+``build/executed-paper`` (paper: beside the standard results, never over them) or
 ``build/quick/{figures,results,executed}`` (quick, so smoke runs never overwrite published output); the executed
 notebook is marked ``metadata.rflib.complete`` for ``make book``. A failed or interrupted (Ctrl-C, SIGTERM) run
 promotes nothing, so the committed results and figures stay byte-identical; its partial output stays in the staging
@@ -54,8 +55,13 @@ def output_dirs(scale: str, out: Path | None = None) -> dict[str, Path]:
     if scale == "quick":
         base = ROOT / "build" / "quick"
         return {"executed": base / "executed", "figures": base / "figures", "results": base / "results"}
-    executed = ROOT / "build" / ("executed" if scale == "standard" else "executed-paper")
-    return {"executed": executed, "figures": ROOT / "figures", "results": ROOT / "results"}
+    if scale == "paper":
+        return {
+            "executed": ROOT / "build" / "executed-paper",
+            "figures": ROOT / "figures" / "paper",
+            "results": ROOT / "results" / "paper",
+        }
+    return {"executed": ROOT / "build" / "executed", "figures": ROOT / "figures", "results": ROOT / "results"}
 
 
 def staging_dir(scale: str, name: str, root: Path = STAGING) -> Path:
