@@ -74,16 +74,8 @@ SETTINGS = {
         temperatures=(1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0),
         sweep_M=128,
     ),
-    "paper": dict(
-        lm="train",
-        n_queries=1000,
-        seeds=10,
-        sizes=(64, 128, 256, 512),
-        sweep_queries=1000,
-        temperatures=(1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0),
-        sweep_M=128,
-    ),
 }
+SETTINGS["paper"] = SETTINGS["standard"] | dict(lm="train", sweep_queries=1000)  # retrain; the sweep on all queries
 run = start("03_hrf_language_model_attention", scale, seed, SETTINGS, x64=True)
 S, keys, rec = run.settings, run.keys, run.recorder
 N_LAMBDA = 8

@@ -71,28 +71,8 @@ SETTINGS = {
         ablation=("InvertedPendulum-v5", 40_960, 3, (10, 20, 50, 100, 200)),
     ),
     "paper": dict(
-        ppo_tasks={
-            task: (1_000_000, 5)
-            for task in (
-                "InvertedPendulum-v5",
-                "InvertedDoublePendulum-v5",
-                "Swimmer-v5",
-                "Hopper-v5",
-                "HalfCheetah-v5",
-                "Walker2d-v5",
-            )
-        },
-        trpo_tasks={
-            task: (1_000_000, 5)
-            for task in (
-                "InvertedPendulum-v5",
-                "InvertedDoublePendulum-v5",
-                "Swimmer-v5",
-                "Hopper-v5",
-                "HalfCheetah-v5",
-                "Walker2d-v5",
-            )
-        },
+        ppo_tasks={task: (1_000_000, 5) for task in rl.TASK_SIZES},
+        trpo_tasks={task: (1_000_000, 5) for task in rl.TASK_SIZES},
         ablation=("Hopper-v5", 1_000_000, 5, (10, 20, 50, 100, 200)),
     ),
 }

@@ -118,9 +118,15 @@ def zscore_rows(X) -> np.ndarray:
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"X must be a finite (n, d) array, got shape {X.shape}")
-    std = X.std(axis=0)
-    Z = (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    Z = zscore_columns(X)
     return Z[np.linalg.norm(Z, axis=1) > 0]
+
+
+def zscore_columns(X) -> np.ndarray:
+    """z-score every column over the rows; a constant column is only centred (it stays 0).  (n, d) → (n, d)."""
+    X = np.asarray(X, dtype=np.float64)
+    std = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
 
 
 def standardize_to_sphere(X, radius: float = 1.0) -> np.ndarray:
@@ -515,12 +521,7 @@ def uci_classification_set(name: str) -> tuple[np.ndarray, np.ndarray]:
     _, y = np.unique(raw[:, -1], return_inverse=True)
     if (X.shape[0], X.shape[1], int(y.max()) + 1) != shape:
         raise ValueError(f"{path} holds {X.shape} with {y.max() + 1} classes, expected {shape}: reinstall {KEEL_PIN}")
-    return _zscore_columns(X), y
-
-
-def _zscore_columns(X: np.ndarray) -> np.ndarray:
-    std = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0)
+    return zscore_columns(X), y
 
 
 def load_classification(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -539,4 +540,4 @@ def classification_set(name: str) -> tuple[np.ndarray, np.ndarray]:
 
     _checks.one_of("name", name, CLASSIFICATION_SETS)
     data = getattr(skdata, f"load_{name}")()
-    return _zscore_columns(np.asarray(data.data, dtype=np.float64)), np.asarray(data.target)
+    return zscore_columns(data.data), np.asarray(data.target)

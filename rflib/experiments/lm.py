@@ -110,6 +110,10 @@ def _loss(params, inputs, targets, state, dropout=0.0, key=None):
     return nll.mean(), final
 
 
+_loss_jit = jax.jit(_loss)  # module level: evaluate() is called every epoch and must not recompile each time
+_hidden_states_jit = jax.jit(hidden_states)
+
+
 def batchify(ids, batch: int) -> np.ndarray:
     """Token ids (N,) → (batch, N // batch): each row a contiguous stream, as in Zaremba et al."""
     ids = np.asarray(ids)
@@ -306,16 +310,14 @@ def evaluate(params: LSTMParams, ids, *, batch: int = 10, bptt: int = 35) -> tup
     Returns (loss, queries: (n_tokens, h)).
     """
     data = batchify(ids, batch)
-    loss_fn = jax.jit(_loss)
-    hid_fn = jax.jit(hidden_states)
     state = zero_state(params, batch)
     total, count, queries = 0.0, 0, []
     for pos in range(0, data.shape[1] - 1, bptt):
         end = min(pos + bptt, data.shape[1] - 1)
         inputs = jnp.asarray(data[:, pos:end])
         targets = jnp.asarray(data[:, pos + 1 : end + 1])
-        h, _ = hid_fn(params, inputs, state)
-        loss, state = loss_fn(params, inputs, targets, state)
+        h, _ = _hidden_states_jit(params, inputs, state)
+        loss, state = _loss_jit(params, inputs, targets, state)
         total += float(loss) * inputs.size
         count += inputs.size
         queries.append(np.asarray(h).reshape(-1, h.shape[-1]))
