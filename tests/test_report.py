@@ -27,6 +27,17 @@ def _committed():
     return {path.stem: json.loads(path.read_text()) for path in sorted((ROOT / "results").glob("*.json"))}
 
 
+def test_committed_paper_scale_results_are_complete_paper_scale_runs_of_notebooks_that_exist():
+    paper_dir = ROOT / "results" / "paper"
+    docs = report.load_results(paper_dir) if paper_dir.is_dir() else {}
+    timings = report.load_timings(paper_dir) if paper_dir.is_dir() else {}
+    for name, doc in docs.items():
+        assert (ROOT / "notebooks" / f"{name}.py").exists(), name
+        assert doc["complete"] and doc["parameters"]["scale"] == "paper", f"{name}: not a complete `make paper` run"
+        assert name in timings, f"{name}: no wall time in results/paper/timings.json"
+        assert all(c["verdict"] in VERDICTS for c in doc["claims"])
+
+
 def test_committed_results_are_standard_scale_and_every_verdict_has_a_stated_criterion():
     for name, doc in _committed().items():
         assert doc["parameters"]["scale"] == "standard", f"{name}: committed results must come from `make`"
@@ -105,4 +116,17 @@ def test_report_renders_a_synthetic_results_dir(tmp_path):
     assert "**Incomplete run**" in text  # the synthetic file has no "complete": true
     doc["complete"] = True
     (tmp_path / "results" / "09_demo.json").write_text(json.dumps(doc))
-    assert "**Incomplete run**" not in report.render(tmp_path / "results", tmp_path)
+    text = report.render(tmp_path / "results", tmp_path)
+    assert "**Incomplete run**" not in text
+    assert "No notebook has been run at paper scale yet." in text
+    # a paper-scale run of the same notebook: its value and verdict beside the standard ones, its wall time listed
+    (tmp_path / "results" / "paper").mkdir()
+    big = dict(doc, parameters={"scale": "paper"}, claims=[dict(doc["claims"][0], ours={"a": 0.9}, verdict="holds")])
+    big["claims"].append({"id": "c2", "claim": "only at paper scale", "paper": 2, "ours": 3, "verdict": "info"})
+    (tmp_path / "results" / "paper" / "09_demo.json").write_text(json.dumps(big))
+    (tmp_path / "results" / "paper" / "timings.json").write_text('{"09_demo": 150.0}')
+    text = report.render(tmp_path / "results", tmp_path)
+    assert "| [09_demo](notebooks/09_demo.py) | 2.5 min | 1 holds · 1 info | c\\|1: fails → holds |" in text
+    assert "| x \\| y — why | 1 | a: 0.5 | **fails** | a: 0.9 | **holds** | [09 § A section]" in text
+    assert "| only at paper scale | 2 | — | — | 3 | **info** |" in text
+    assert "scale: quick, 1 fails; paper scale: 1 holds · 1 info" in text

@@ -212,3 +212,15 @@ def test_paper_scale_runs_land_beside_the_standard_results_never_over_them():
     assert paper["results"] == standard["results"] / "paper" and paper["figures"] == standard["figures"] / "paper"
     assert paper["executed"] != standard["executed"]
     assert runner.output_dirs("paper", Path("/x")) == {kind: Path("/x") / kind for kind in runner.KINDS}
+
+
+def test_wall_times_are_merged_and_paper_scale_ones_sit_beside_its_results(tmp_path):
+    assert runner.timings_path("paper") == runner.output_dirs("paper")["results"] / "timings.json"
+    assert runner.timings_path("standard", tmp_path) == tmp_path / "timings-standard.json"
+    path = tmp_path / "timings.json"
+    runner.record_timings(path, {"03_b": 12.34})
+    runner.record_timings(path, {"01_a": 5.0})
+    runner.record_timings(path, {"03_b": 7.06})
+    runner.record_timings(path, {})  # nothing completed: the file stays as it was
+    assert json.loads(path.read_text()) == {"01_a": 5.0, "03_b": 7.1}
+    assert list(json.loads(path.read_text())) == ["01_a", "03_b"]

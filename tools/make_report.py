@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Aggregate ``results/*.json`` into ``REPRODUCTION.md``: per paper, every claim with the paper's value, ours, the
-verdict and a link to the notebook section that checks it. The engine behind ``make report``.
+verdict and a link to the notebook section that checks it, and the paper-scale run's value and verdict beside them
+where ``results/paper/`` has one (with its wall time from ``results/paper/timings.json``). The engine behind
+``make report``.
 
     python tools/make_report.py              # write REPRODUCTION.md
     python tools/make_report.py --check      # exit 1 if REPRODUCTION.md is stale with respect to results/
@@ -21,6 +23,7 @@ from rflib.notebook import coverage
 from rflib.notebook.results import VERDICTS, cell
 
 ROOT = Path(__file__).resolve().parent.parent
+TIMINGS = "timings.json"  # {notebook: wall seconds} beside the paper-scale results (tools/run_notebooks.py)
 
 # (title, authors, notebook prefixes): the papers in the order of the README; the book's landing page and table of
 # contents use the same grouping.
@@ -65,8 +68,50 @@ def section_link(notebook: str, claim_id: str, root: Path = ROOT) -> str:
 
 
 def load_results(results_dir: Path) -> dict[str, dict]:
-    """{notebook stem: its results document} for every ``*.json`` in ``results_dir``."""
-    return {p.stem: json.loads(p.read_text()) for p in sorted(results_dir.glob("*.json"))}
+    """{notebook stem: its results document} for every ``*.json`` in ``results_dir`` but its ``timings.json``."""
+    paths = sorted(p for p in results_dir.glob("*.json") if p.name != TIMINGS)
+    return {p.stem: json.loads(p.read_text()) for p in paths}
+
+
+def load_timings(results_dir: Path) -> dict[str, float]:
+    """{notebook stem: wall seconds of its last completed run} from ``results_dir/timings.json`` ({} if absent)."""
+    path = results_dir / TIMINGS
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _minutes(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def paper_scale_section(docs: dict[str, dict], paper_docs: dict[str, dict], timings: dict[str, float]) -> list[str]:
+    """The notebooks run at paper scale: wall time, verdict counts, and every verdict that differs from standard."""
+    out = [
+        "## Paper scale",
+        "",
+        "`make paper` runs the notebooks at the paper's full settings into `results/paper/`, beside the standard",
+        "results (never over them). The notebooks below were run in full at that scale (wall time on the 2-core",
+        "machine this repository is developed on); their claims appear beside the standard-scale ones in each",
+        "notebook's table. A notebook not listed was not run at paper scale: the README's Notebooks table gives its",
+        "projected cost and the machine it needs.",
+        "",
+    ]
+    if not paper_docs:
+        return out + ["No notebook has been run at paper scale yet."]
+    out += ["| notebook | wall time | claims at paper scale | verdicts that differ from standard scale |"]
+    out += ["|---|---|---|---|"]
+    for name, doc in paper_docs.items():
+        standard = {c["id"]: c["verdict"] for c in docs.get(name, {}).get("claims", [])}
+        changed = [
+            f"{c['id']}: {standard[c['id']]} → {c['verdict']}"
+            for c in doc["claims"]
+            if c["id"] in standard and standard[c["id"]] != c["verdict"]
+        ]
+        complete = "" if doc.get("complete", False) else " (**incomplete run**)"
+        out.append(
+            f"| [{name}](notebooks/{name}.py){complete} | {_minutes(timings.get(name))} | {_counts(doc['claims'])} | "
+            f"{_text('; '.join(changed) or 'none')} |"
+        )
+    return out
 
 
 def _counts(claims) -> str:
@@ -122,9 +167,53 @@ def coverage_section(docs: dict[str, dict]) -> list[str]:
     return out
 
 
-def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
-    """The whole of REPRODUCTION.md as a string."""
+def _claim_note(c: dict) -> str:
+    note = f" — {_text(c['note'])}" if c.get("note") else ""
+    if c.get("criterion"):
+        note += f" — criterion: {_text(c['criterion'])}"
+    if c.get("reduced"):
+        note += f" — reduced: {_text(c['reduced'])}"
+    if c.get("because"):
+        note += f" — documented {c['expected']}: {_text(c['because'])}"
+    return note
+
+
+def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> list[str]:
+    """One notebook's claims: the paper's value, ours and the verdict, and the paper-scale run's where one exists
+    (matched by claim id; a claim only one of the two runs made shows "—" in the other's columns)."""
+    if paper_doc is None:
+        out = ["| claim | paper | ours | verdict | where |", "|---|---|---|---|---|"]
+        for c in doc["claims"]:
+            out.append(
+                f"| {_text(c['claim'])}{_claim_note(c)} | {_text(c['paper'])} | {_text(c['ours'])} | "
+                f"**{c['verdict']}** | {section_link(name, c['id'], root)} |"
+            )
+        return out
+    out = [
+        "| claim | paper | ours (standard) | verdict | ours (paper scale) | verdict (paper scale) | where |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    at_paper = {c["id"]: c for c in paper_doc["claims"]}
+    standard_ids = {c["id"] for c in doc["claims"]}
+    only_paper = [c for c in paper_doc["claims"] if c["id"] not in standard_ids]
+    for c in doc["claims"] + only_paper:
+        big = at_paper.get(c["id"])
+        mine = c if c["id"] in standard_ids else None
+        ours = (_text(mine["ours"]), f"**{mine['verdict']}**") if mine else ("—", "—")
+        theirs = (_text(big["ours"]), f"**{big['verdict']}**") if big else ("—", "—")
+        out.append(
+            f"| {_text(c['claim'])}{_claim_note(c)} | {_text(c['paper'])} | {ours[0]} | {ours[1]} | {theirs[0]} | "
+            f"{theirs[1]} | {section_link(name, c['id'], root)} |"
+        )
+    return out
+
+
+def render(results_dir: Path = ROOT / "results", root: Path = ROOT, paper_dir: Path | None = None) -> str:
+    """The whole of REPRODUCTION.md as a string (paper-scale results from ``paper_dir``, default
+    ``results_dir/paper``, shown beside the standard ones where they exist)."""
     docs = load_results(results_dir)
+    paper_dir = results_dir / "paper" if paper_dir is None else paper_dir
+    paper_docs = load_results(paper_dir) if paper_dir.is_dir() else {}
     out = [
         "# Reproduction report",
         "",
@@ -158,6 +247,7 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
     if undecided:
         out += ["", "**Inconclusive claims** (the data cannot decide at the scale run):", ""]
         out += [f"- {_text(c['claim'])} ({section_link(n, c['id'], root)})" for n, c in undecided]
+    out += ["", *paper_scale_section(docs, paper_docs, load_timings(paper_dir))]
     unassigned = [n for n in docs if all(n[:2] not in p for *_, p in PAPERS)]
     if unassigned:
         groups.append(("Other notebooks", unassigned))
@@ -166,9 +256,10 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
         for name in names:
             doc = docs[name]
             scale = doc.get("parameters", {}).get("scale", "?")
+            also = f"; paper scale: {_counts(paper_docs[name]['claims'])}" if name in paper_docs else ""
             out += [
                 "",
-                f"### [{name}](notebooks/{name}.py) — scale: {scale}, {_counts(doc['claims'])}",
+                f"### [{name}](notebooks/{name}.py) — scale: {scale}, {_counts(doc['claims'])}{also}",
                 "",
             ]
             if not doc.get("complete", False):
@@ -177,20 +268,7 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT) -> str:
                     "the claims below are only those it reached. Re-run it before reading them as its results.",
                     "",
                 ]
-            out += ["| claim | paper | ours | verdict | where |", "|---|---|---|---|---|"]
-            for c in doc["claims"]:
-                verdict = f"**{c['verdict']}**"
-                note = f" — {_text(c['note'])}" if c.get("note") else ""
-                if c.get("criterion"):
-                    note += f" — criterion: {_text(c['criterion'])}"
-                if c.get("reduced"):
-                    note += f" — reduced: {_text(c['reduced'])}"
-                if c.get("because"):
-                    note += f" — documented {c['expected']}: {_text(c['because'])}"
-                out.append(
-                    f"| {_text(c['claim'])}{note} | {_text(c['paper'])} | {_text(c['ours'])} | {verdict} | "
-                    f"{section_link(name, c['id'], root)} |"
-                )
+            out += claims_table(name, doc, paper_docs.get(name), root)
     return "\n".join(out) + "\n"
 
 

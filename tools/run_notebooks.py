@@ -64,6 +64,27 @@ def output_dirs(scale: str, out: Path | None = None) -> dict[str, Path]:
     return {"executed": ROOT / "build" / "executed", "figures": ROOT / "figures", "results": ROOT / "results"}
 
 
+def timings_path(scale: str, out: Path | None = None) -> Path:
+    """The file of each notebook's wall seconds at ``scale``: beside the paper-scale results (committed with them,
+    shown by the report), else ``build/timings-<scale>.json`` (``OUT/timings-<scale>.json`` under ``--out``)."""
+    if out is not None:
+        return out / f"timings-{scale}.json"
+    if scale == "paper":
+        return output_dirs(scale)["results"] / "timings.json"
+    return ROOT / "build" / f"timings-{scale}.json"
+
+
+def record_timings(path: Path, seconds: dict[str, float]) -> None:
+    """Merge {notebook: wall seconds} of the completed runs into ``path`` (a run of some notebooks keeps the others'
+    times), written atomically, keys sorted."""
+    if not seconds:
+        return
+    timings = json.loads(path.read_text()) if path.exists() else {}
+    timings.update({name: round(value, 1) for name, value in seconds.items()})
+    text = json.dumps(dict(sorted(timings.items())), indent=2) + "\n"
+    write_atomically(path, lambda target: target.write_text(text))
+
+
 def staging_dir(scale: str, name: str, root: Path = STAGING) -> Path:
     """Where one run of notebook ``name`` writes before promotion: ``<root>/<scale>/<name>``."""
     return root / scale / name
@@ -289,9 +310,7 @@ def main(argv=None) -> int:
         for c in r["claims"]:
             if c["verdict"] in ("fails", "inconclusive"):
                 print(f"      {c['verdict']}: {c['id']}: {c['claim']}")
-    timings = {r["name"]: round(r["seconds"], 1) for r in reports}
-    text = json.dumps(timings, indent=2) + "\n"
-    write_atomically((args.out or ROOT / "build") / f"timings-{args.scale}.json", lambda path: path.write_text(text))
+    record_timings(timings_path(args.scale, args.out), {r["name"]: r["seconds"] for r in reports if r["ok"]})
     failed = [r["name"] for r in reports if not r["ok"]]
     if failed:
         print(f"\n{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
