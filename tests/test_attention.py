@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.test_util import check_grads
 from scipy.special import logsumexp
 
 from rflib import attention, features, projections
@@ -324,3 +325,133 @@ def test_causal_linear_attention_memory_is_linear_in_length(fmap):
     assert 1.7 < large / small < 2.3
     assert large <= 8 * L * (n_features + d) * 4  # a few L × (F + d) float32 arrays: features, values, output
     assert large < min(L * L, L * n_features * d) * 4  # smaller than one L×L or L×F×d_v float32 array
+
+
+def _quadratic_positive_attention(fmap, Q, K, V, causal):
+    """The definition, autodiff-able: D⁻¹ (φ(Q)φ(K)ᵀ, masked) V from the dense features (the gradient oracle)."""
+    scores = fmap(Q).dense() @ fmap(K).dense().T
+    if causal:
+        scores = jnp.tril(scores)
+    return scores @ V / jnp.sum(scores, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 6, 64])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", sorted(POSITIVE_MAPS))
+def test_positive_attention_gradients_equal_autodiff_of_the_quadratic_definition(key, name, causal, chunk_size):
+    """The written-out VJPs (bidirectional and per causal chunk) against reverse-mode autodiff of the quadratic
+    reference, float64, for Q, K and V, chunks smaller than, equal to and larger than the sequence; and against
+    central differences (``jax.test_util.check_grads``)."""
+    kw, kd = jax.random.split(key)
+    Q, K, V = _qkv(kd, L=23, d=6, dv=4, scale=0.7)
+    fmap = partial(POSITIVE_MAPS[name], projections.orthogonal(kw, 10, 6))
+    tangent = jax.random.normal(jax.random.key(7), (23, 4))
+
+    def loss(attend):
+        return lambda Q, K, V: jnp.sum(jnp.sin(attend(Q, K, V)) * tangent)
+
+    ours = jax.grad(
+        loss(partial(attention.linear_attention, feature_map=fmap, causal=causal, chunk_size=chunk_size)),
+        argnums=(0, 1, 2),
+    )(Q, K, V)
+    expected = jax.grad(loss(partial(_quadratic_positive_attention, fmap, causal=causal)), argnums=(0, 1, 2))(Q, K, V)
+    for got, want in zip(ours, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    check_grads(
+        partial(attention.linear_attention, feature_map=fmap, causal=causal, chunk_size=chunk_size),
+        (Q, K, V),
+        order=1,
+        modes=["rev"],
+    )
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_favor_sharp_gradients_equal_autodiff_of_the_quadratic_definition(key, causal):
+    """FAVOR# goes through the same written-out VJPs (its fitted parameters are stop-gradient by design)."""
+    kw, kd = jax.random.split(key)
+    Q, K, V = _qkv(kd, L=19, d=5, dv=3, scale=0.6)
+    W = projections.orthogonal(kw, 8, 5)
+
+    def quadratic(Q, K, V):
+        params = jax.lax.stop_gradient(dense_exp.fit("sderf", Q, K))
+        est = dense_exp.estimator(params, W)
+        scores = est.query_features(Q).dense() @ est.key_features(K).dense().T
+        scores = jnp.tril(scores) if causal else scores
+        return scores @ V / jnp.sum(scores, axis=1, keepdims=True)
+
+    def loss(attend):
+        return lambda Q, K, V: jnp.sum(jnp.cos(attend(Q, K, V)))
+
+    ours = jax.grad(
+        loss(lambda Q, K, V: attention.favor_sharp_attention(Q, K, V, W, causal=causal, chunk_size=4)),
+        argnums=(0, 1, 2),
+    )(Q, K, V)
+    expected = jax.grad(loss(quadratic), argnums=(0, 1, 2))(Q, K, V)
+    for got, want in zip(ours, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_positive_attention_gradients_survive_logit_spreads_beyond_float_range(key, causal):
+    """‖q‖ = ‖k‖ = 60 (logit spreads ~10³ nats: the causal token-by-token fallback runs, in the gradient too): float64
+    gradients are finite and equal autodiff of the log-space definition; float32 ones are finite and within 1e-3."""
+    kw, kq, kk, kv = jax.random.split(key, 4)
+    L, d = 40, 8
+    Q, K = (_points_of_norm(k, 60.0, L, d, jnp.float64) for k in (kq, kk))
+    V = jax.random.normal(kv, (L, 3))
+    W = projections.orthogonal(kw, 16, d)
+    fmap = partial(features.positive_features, W)
+
+    def log_space(Q, K, V):
+        fq, fk = fmap(Q), fmap(K)
+        log_scores = jax.nn.logsumexp(fq.log_body[:, None, :] + (fk.log_scale[:, None] + fk.log_body)[None], axis=2)
+        if causal:
+            log_scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), log_scores, -jnp.inf)
+        return jax.nn.softmax(log_scores, axis=1) @ V
+
+    def loss(attend):
+        return lambda Q, K, V: jnp.sum(jnp.tanh(attend(Q, K, V)))
+
+    ours = jax.grad(
+        loss(partial(attention.linear_attention, feature_map=fmap, causal=causal, chunk_size=8)), argnums=(0, 1, 2)
+    )(Q, K, V)
+    expected = jax.grad(loss(log_space), argnums=(0, 1, 2))(Q, K, V)
+    for got, want in zip(ours, expected, strict=True):
+        assert bool(jnp.all(jnp.isfinite(got)))
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    W32, Q32, K32, V32 = (a.astype(jnp.float32) for a in (W, Q, K, V))
+    ours32 = jax.grad(
+        loss(
+            partial(
+                attention.linear_attention,
+                feature_map=partial(features.positive_features, W32),
+                causal=causal,
+                chunk_size=8,
+            )
+        ),
+        argnums=(0, 1, 2),
+    )(Q32, K32, V32)
+    for got, want in zip(ours32, expected, strict=True):
+        assert got.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(got)))
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * float(jnp.max(jnp.abs(want))))
+
+
+def test_causal_gradient_memory_keeps_one_state_per_chunk_not_per_token():
+    """Reverse mode of causal positive attention: XLA's compiled buffer plan holds no L×F×d_v residual (one prefix
+    state per token), only features and one state per chunk, and grows like L."""
+    d, m, dv = 16, 64, 64
+    W = projections.gaussian(jax.random.key(0), m, d).astype(jnp.float32)
+    fm = partial(classic.positive_features, W)
+
+    def working(L):
+        x, v = jnp.zeros((1, L, d), jnp.float32), jnp.zeros((1, L, dv), jnp.float32)
+        grad = jax.grad(
+            lambda Q, K, V: jnp.sum(attention.linear_attention(Q, K, V, fm, causal=True)), argnums=(0, 1, 2)
+        )
+        stats = jax.jit(grad).lower(x, x, v).compile().memory_analysis()
+        return stats.temp_size_in_bytes + stats.output_size_in_bytes
+
+    L = 4096
+    small, large = working(L // 2), working(L)
+    assert 1.7 < large / small < 2.3
+    assert large < L * m * dv * 4 / 2  # well under one L×F×d_v float32 array
