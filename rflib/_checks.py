@@ -71,6 +71,20 @@ def real_dtype(name: str, x):
     raise ValueError(f"{name} must be a real numeric array, got dtype {dtype}")
 
 
+def real_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
+    """:func:`finite_array` without the value check: dtype, rank and non-emptiness only, never a device round trip.
+    For entry points that check finiteness inside their compiled function (:func:`finite_flags`, then
+    :func:`raise_unless_finite` once on the result)."""
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    arr = jnp.asarray(x, dtype=real_dtype(name, x))
+    if arr.ndim not in allowed:
+        want = " or ".join(str(a) for a in allowed)
+        raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
+    if any(s == 0 for s in arr.shape):
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    return arr
+
+
 def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     """Convert ``x`` to a floating JAX array and check its dtype, rank and (when concrete) that it is finite.
 
@@ -82,18 +96,26 @@ def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
       x: array-like.
       ndim: allowed rank or ranks.
     """
-    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    dtype = real_dtype(name, x)
     concrete = is_concrete(x)  # a numpy constant becomes a tracer once converted inside jit: check it first
-    arr = jnp.asarray(x, dtype=dtype)
-    if arr.ndim not in allowed:
-        want = " or ".join(str(a) for a in allowed)
-        raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
-    if any(s == 0 for s in arr.shape):
-        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
-    if concrete and not all_finite(x if isinstance(x, jax.Array) else np.asarray(x, dtype=dtype)):
+    arr = real_array(name, x, ndim)
+    if concrete and not all_finite(x if isinstance(x, jax.Array) else np.asarray(x, dtype=arr.dtype)):
         raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
     return arr
+
+
+def finite_flags(*arrays) -> jax.Array:
+    """(len(arrays),) bool: whether each array is free of NaN and inf, computed inside a compiled function."""
+    return jnp.stack([jnp.all(jnp.isfinite(a)) for a in arrays])
+
+
+def raise_unless_finite(flags, names: tuple[str, ...]) -> None:
+    """Raise for the first input whose flag (from :func:`finite_flags`) is False, reading all flags in one transfer;
+    nothing under ``jit`` (the flags are tracers then). ``names`` name the flagged inputs in order."""
+    if not is_concrete(flags):
+        return
+    for name, ok in zip(names, np.asarray(flags), strict=True):
+        if not ok:
+            raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
 
 
 def finite_numpy(name: str, x, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:

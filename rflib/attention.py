@@ -32,16 +32,18 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from rflib import _checks
-from rflib.features import dense_exp
+from rflib import _checks, projections
+from rflib.features import classic, dense_exp, hybrid
 from rflib.features.base import Estimator, Features
 
 
 def _check_qkv(Q, K, V, causal: bool):
-    Q = _checks.finite_array("Q", Q, tuple(range(2, 6)))
-    K = _checks.finite_array("K", K, tuple(range(2, 6)))
-    V = _checks.finite_array("V", V, tuple(range(2, 6)))
+    """Dtypes, ranks and shapes of Q, K, V (no device round trip: finiteness is flagged inside the compiled call)."""
+    Q = _checks.real_array("Q", Q, tuple(range(2, 6)))
+    K = _checks.real_array("K", K, tuple(range(2, 6)))
+    V = _checks.real_array("V", V, tuple(range(2, 6)))
     if not Q.ndim == K.ndim == V.ndim:
         raise ValueError(f"Q, K and V need the same number of axes, got shapes {Q.shape}, {K.shape}, {V.shape}")
     if K.shape[:-2] != Q.shape[:-2] or V.shape[:-2] != Q.shape[:-2]:
@@ -61,7 +63,8 @@ def _softmax_attention(Q, K, V, causal):
     if causal:
         L = Q.shape[-2]
         logits = jnp.where(jnp.tril(jnp.ones((L, L), dtype=bool)), logits, -jnp.inf)
-    return jnp.einsum("...ls,...sv->...lv", jax.nn.softmax(logits, axis=-1), V)
+    out = jnp.einsum("...ls,...sv->...lv", jax.nn.softmax(logits, axis=-1), V)
+    return out, _checks.finite_flags(Q, K, V)
 
 
 def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
@@ -70,7 +73,9 @@ def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
     Shapes: Q (..., L, d), K (..., S, d), V (..., S, d_v) → (..., L, d_v). ``causal`` masks keys after the query
     (needs L == S). Memory O(L·S): this is the quadratic reference.
     """
-    return _softmax_attention(*_check_qkv(Q, K, V, causal), causal)
+    out, flags = _softmax_attention(*_check_qkv(Q, K, V, causal), causal)
+    _checks.raise_unless_finite(flags, ("Q", "K", "V"))
+    return out
 
 
 def _as_features(phi) -> Features:
@@ -175,6 +180,18 @@ def linear_attention(
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    if not (callable(feature_map) or isinstance(feature_map, Estimator)):
+        raise ValueError(f"feature_map must be a feature map X -> Features or an Estimator, got {feature_map!r:.60}")
+    arrays, spec = _split_map(feature_map)
+    out, flags = _linear_attention(Q, K, V, arrays, spec, causal, chunk_size)
+    return _checked_output("linear_attention", out, flags, ("Q", "K", "V"))
+
+
+@partial(jax.jit, static_argnames=("spec", "causal", "chunk_size"))
+def _linear_attention(Q, K, V, arrays, spec, causal, chunk_size):
+    """The compiled body of :func:`linear_attention`: the feature map rebuilt from its arrays and static ``spec``
+    (:func:`_split_map`), then attention. Returns the output and flags (Q, K, V, output finite; map positive)."""
+    feature_map = _build_map(spec, iter(arrays))
     query_map, key_map = (
         (feature_map.query_features, feature_map.key_features)
         if isinstance(feature_map, Estimator)
@@ -182,21 +199,84 @@ def linear_attention(
     )
     flat_q, flat_k = Q.reshape(-1, Q.shape[-1]), K.reshape(-1, K.shape[-1])
     phi_q, phi_k = _as_features(query_map(flat_q)), _as_features(key_map(flat_k))
-    if phi_q.log_body is not None and phi_k.log_body is not None:  # positive: stabilised per feature, always
+    positive = phi_q.log_body is not None and phi_k.log_body is not None
+    if positive:  # stabilised per feature, always
         out = _attend_log(phi_q.log_body, phi_k.log_scale[:, None] + phi_k.log_body, V, causal, chunk_size)
-        return _finite_output("linear_attention", out, signed=False)
-    out, _ = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
-    return _finite_output("linear_attention", out, signed=True)
+    else:
+        out, _ = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
+    return out, jnp.concatenate([_checks.finite_flags(Q, K, V, out), jnp.array([positive])])
 
 
-def _finite_output(caller: str, out, *, signed: bool):
-    """Return ``out``, or raise if a concrete ``out`` has a NaN or inf (a free no-op under jit)."""
-    if _checks.is_concrete(out) and not _checks.all_finite(out):
+def _split_map(obj):
+    """A feature map or estimator as (its arrays, a hashable spec), so that one compiled function serves every
+    projection of the same shapes: ``functools.partial`` chains and NamedTuples (``Estimator``, ``LambdaEstimator``)
+    are taken apart, arrays become arguments, everything else (functions, numbers, names) is static. Anything
+    unhashable is kept whole, by identity (a new such object compiles anew)."""
+    if isinstance(obj, jax.Array | np.ndarray):
+        return [obj], _ARRAY
+    if isinstance(obj, partial):
+        parts = [_split_map(a) for a in obj.args]
+        names = tuple(sorted(obj.keywords))
+        parts_kw = [_split_map(obj.keywords[k]) for k in names]
+        arrays = [a for arrs, _ in parts + parts_kw for a in arrs]
+        keywords = tuple(zip(names, (sp for _, sp in parts_kw), strict=True))
+        return arrays, ("partial", obj.func, tuple(sp for _, sp in parts), keywords)
+    if isinstance(obj, tuple):
+        parts = [_split_map(a) for a in obj]
+        return [a for arrs, _ in parts for a in arrs], ("tuple", type(obj), tuple(sp for _, sp in parts))
+    try:
+        hash(obj)
+    except TypeError:
+        return [], ("static", _ByIdentity(obj))
+    return [], ("static", obj)
+
+
+def _build_map(spec, arrays):
+    """The inverse of :func:`_split_map`: the object back from its spec and an iterator over its arrays."""
+    if spec == _ARRAY:
+        return next(arrays)
+    kind = spec[0]
+    if kind == "partial":
+        _, func, args, keywords = spec
+        return partial(func, *(_build_map(a, arrays) for a in args), **{k: _build_map(v, arrays) for k, v in keywords})
+    if kind == "tuple":
+        _, cls, items = spec
+        values = [_build_map(item, arrays) for item in items]
+        return cls(*values) if hasattr(cls, "_fields") else cls(values)
+    value = spec[1]
+    return value.obj if isinstance(value, _ByIdentity) else value
+
+
+_ARRAY = ("array",)
+
+
+class _ByIdentity:
+    """Hashable by identity: lets an unhashable part of a feature map be a static argument of ``jax.jit``."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _ByIdentity) and other.obj is self.obj
+
+
+def _checked_output(caller: str, out, flags, names: tuple[str, ...]):
+    """Return ``out`` of an eager call, or raise: for the first input in ``names`` that has a NaN or inf, or for a
+    non-finite output (``flags`` = the inputs' flags, the output's, and whether the map is positive), with the
+    cause. One transfer of the flags; nothing under ``jit``, where they are tracers."""
+    if not _checks.is_concrete(flags):
+        return out
+    flags = np.asarray(flags)
+    _checks.raise_unless_finite(flags[: len(names)], names)
+    if not flags[len(names)]:
         cause = (
-            "a denominator underflowed or cancelled to 0: signed (trigonometric or hybrid) features are stabilised "
-            "per row only, so use float64, rescale Q and K (e.g. by d^(-1/4)), or use a positive feature map"
-            if signed
-            else "the weighted sums of V overflowed: rescale V or use float64"
+            "the weighted sums of V overflowed: rescale V or use float64"
+            if flags[len(names) + 1]
+            else "a denominator underflowed or cancelled to 0: signed (trigonometric or hybrid) features are "
+            "stabilised per row only, so use float64, rescale Q and K (e.g. by d^(-1/4)), or use a positive feature map"
         )
         raise ValueError(f"{caller}: the output is not finite in {out.dtype}: {cause}")
     return out
@@ -256,13 +336,14 @@ def favor_sharp_attention(
       bidirectional and causal.
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
-    W = _checks.projection_matrix("W", W, Q.shape[-1])
+    W = _checks.real_array("W", W, 2)
+    if W.shape[1] != Q.shape[-1]:
+        raise ValueError(f"W must have shape (m, {Q.shape[-1]}) to project the queries, got shape {W.shape}")
     _checks.one_of("method", method, dense_exp.METHODS)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
     eps = _checks.real_number("eps", eps, low=0.0)
-    return _finite_output(
-        "favor_sharp_attention", _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps), signed=False
-    )
+    out, flags = _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps)
+    return _checked_output("favor_sharp_attention", out, flags, ("Q", "K", "V", "W"))
 
 
 @partial(jax.jit, static_argnames=("method", "causal", "chunk_size"))
@@ -280,7 +361,8 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
         return q_logits, k_scale[:, None] + k_logits
 
     q_log, k_log = jax.vmap(log_features)(Q.reshape(-1, Q.shape[-2], d), K.reshape(-1, K.shape[-2], d))
-    return _attend_log(q_log, k_log, V, causal, chunk_size)
+    out = _attend_log(q_log, k_log, V, causal, chunk_size)
+    return out, jnp.concatenate([_checks.finite_flags(Q, K, V, W, out), jnp.array([True])])
 
 
 def _attend_log(q_log, k_log, V, causal, chunk_size):
@@ -488,3 +570,138 @@ def _bidirectional_log_bwd(residuals, g):
 
 
 _linear_bidirectional_log.defvjp(_bidirectional_log_fwd, _bidirectional_log_bwd)
+
+
+# --- a drop-in attention_fn for JAX model libraries (Flax) ------------------------------------------------------------
+
+ATTENTION_KINDS = ("favor+", "favor#", "hrf")
+REDRAW_POLICIES = ("never", "per_call")
+
+
+def make_attention_fn(
+    kind: str,
+    head_dim: int,
+    *,
+    projection_key,
+    num_features: int = 256,
+    causal: bool = False,
+    redraw: str = "never",
+    method: str = "sderf",
+    chunk_size: int = 64,
+) -> Callable:
+    """A drop-in ``attention_fn`` for Flax's attention layers (``flax.linen.MultiHeadDotProductAttention``) and any
+    model written against ``jax.nn.dot_product_attention``'s convention, computed by random-feature attention.
+
+    The returned ``attention_fn(query, key, value, bias=None, mask=None, *, dropout_rate=0.0, deterministic=True,
+    dtype=None, …)`` takes query (batch…, L, heads, head_dim), key (batch…, S, heads, head_dim) and value
+    (batch…, S, heads, d_v) and returns (batch…, L, heads, d_v). Like ``jax.nn.dot_product_attention`` it estimates
+    softmax(q·k / √head_dim): queries and keys are scaled by head_dim^{-1/4} inside, so the caller passes them
+    unscaled.
+
+    Args:
+      kind: ``"favor+"`` (positive features, Performer), ``"favor#"`` (DERF features fitted to each sequence,
+        FAVOR# §2.2; ``method`` picks the family, ``"gerf"`` = FAVOR++), ``"hrf"`` (the angular hybrid of HRF eq 19
+        with num_features/8 orthogonal base projections per base and 3 λ projections: 2·num_features features).
+      head_dim: d, the query/key size per head.
+      projection_key: a ``jax.random`` key the projections are drawn from (sign-fixed orthogonal blocks with χ norms,
+        :func:`rflib.projections.orthogonal`).
+      num_features: m, projections per estimator.
+      causal: query i attends to keys j ≤ i. Pass this instead of a mask: linear attention cannot apply an
+        arbitrary L×S mask, and ``attention_fn`` refuses one.
+      redraw: the projection redraw policy, explicit: ``"never"`` draws them once here (the same estimator for every
+        call; redraw on your own schedule by building a new ``attention_fn`` with a new key), ``"per_call"`` draws
+        new ones in every call from ``projection_key`` folded with a 32-bit digest of the query values (as the
+        public Performer code does), so each training step sees new projections and the same inputs the same ones.
+      method: the DERF family for ``kind="favor#"`` (``rflib.features.dense_exp.METHODS``).
+      chunk_size: tokens per causal chunk (speed only).
+
+    Raises:
+      ValueError: an unknown kind, redraw policy or method, a head_dim or num_features < 1; at call time a mask or
+        bias, attention dropout, or inputs whose last axis is not head_dim.
+    """
+    _checks.one_of("kind", kind, ATTENTION_KINDS)
+    _checks.one_of("redraw", redraw, REDRAW_POLICIES)
+    _checks.one_of("method", method, dense_exp.METHODS)
+    head_dim = _checks.positive_int("head_dim", head_dim)
+    num_features = _checks.positive_int("num_features", num_features)
+    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    if kind == "hrf" and num_features < 8:
+        raise ValueError(
+            f"num_features must be ≥ 8 for kind='hrf' (num_features/8 base projections), got {num_features}"
+        )
+    _check_key("projection_key", projection_key)
+    fixed = _draw_projections(kind, projection_key, num_features, head_dim) if redraw == "never" else None
+
+    def attention_fn(
+        query,
+        key,
+        value,
+        bias=None,
+        mask=None,
+        broadcast_dropout=True,
+        dropout_rng=None,
+        dropout_rate=0.0,
+        deterministic=True,
+        dtype=None,
+        precision=None,
+    ):
+        if mask is not None or bias is not None:
+            raise ValueError(
+                "random-feature attention cannot apply an attention mask or bias; for causal attention build the "
+                "attention_fn with make_attention_fn(..., causal=True) and pass no mask"
+            )
+        if dropout_rate > 0 and not deterministic:
+            raise ValueError("random-feature attention forms no attention weights to drop out: use dropout_rate=0")
+        for name, x in (("query", query), ("key", key)):
+            if jnp.shape(x)[-1] != head_dim:
+                raise ValueError(f"{name} must end in head_dim = {head_dim}, got shape {jnp.shape(x)}")
+        q, k, v = (jnp.swapaxes(jnp.asarray(x), -3, -2) for x in (query, key, value))  # (batch…, heads, L, d)
+        scale = head_dim**-0.25
+        draws = (
+            fixed
+            if fixed is not None
+            else _draw_projections(kind, jax.random.fold_in(projection_key, _digest(q)), num_features, head_dim)
+        )
+        draws = tuple(jax.lax.stop_gradient(w.astype(q.dtype)) for w in draws)
+        if kind == "favor#":
+            out = favor_sharp_attention(
+                q * scale, k * scale, v, draws[0], method=method, causal=causal, chunk_size=chunk_size
+            )
+        else:
+            feature_map = (
+                partial(classic.positive_features, draws[0])
+                if kind == "favor+"
+                else hybrid.angular_hybrid_estimator(*draws)
+            )
+            out = linear_attention(q * scale, k * scale, v, feature_map, causal=causal, chunk_size=chunk_size)
+        out = jnp.swapaxes(out, -3, -2)
+        return out.astype(dtype) if dtype is not None else out
+
+    return attention_fn
+
+
+def _check_key(name: str, key) -> None:
+    """Raise unless ``key`` is a ``jax.random`` key: a typed key (``jax.random.key``) or a raw uint32 (2,) one."""
+    typed = isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and key.shape == ()
+    raw = isinstance(key, jax.Array | np.ndarray) and key.dtype == np.uint32 and key.shape == (2,)
+    if not (typed or raw):
+        raise ValueError(f"{name} must be a jax.random key (e.g. jax.random.key(0)), got {key!r:.60}")
+
+
+def _draw_projections(kind: str, key, m: int, d: int) -> tuple[jax.Array, ...]:
+    """The projections of one estimator of ``kind`` (:func:`make_attention_fn`): (W,) or HRF's (W_pos, W_trig, T)."""
+    if kind != "hrf":
+        return (projections.orthogonal(key, m, d),)
+    k_pos, k_trig, k_lambda = jax.random.split(key, 3)
+    return (
+        projections.orthogonal(k_pos, m // 8, d),
+        projections.orthogonal(k_trig, m // 8, d),
+        projections.gaussian(k_lambda, 3, d),
+    )
+
+
+def _digest(x) -> jax.Array:
+    """A uint32 digest of the values of ``x`` (the sum of their float32 bit patterns, wrapping): new inputs, new
+    projections under ``redraw="per_call"``; the same inputs, the same ones."""
+    bits = jax.lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.uint32)
+    return jnp.sum(bits, dtype=jnp.uint32)

@@ -7,6 +7,8 @@ import inspect
 import re
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -111,8 +113,11 @@ def test_readme_example_runs():
     section = readme[readme.index("## Using rflib") :]
     section = section[: section.index("\n## ", 1)]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 2, "the section's examples: every family in one loop, then every family's exact MSE"
+    assert len(blocks) == 3, "the examples: every family in one loop, a Flax layer, every family's exact MSE"
     namespace = {"print": lambda *a: None}
-    for code in blocks:  # the second example uses the first one's names
+    for code in blocks:  # later examples use the first one's names
         exec(compile(code, "README.md", "exec"), namespace)
     assert all(np.isfinite(float(v)) for v in namespace["log_mses"].values())
+    x = jax.random.normal(jax.random.key(1), (2, 10, 512), jnp.float32)
+    params = namespace["layer"].init(jax.random.key(2), x, x)
+    assert namespace["layer"].apply(params, x, x).shape == x.shape

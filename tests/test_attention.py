@@ -292,6 +292,13 @@ def test_hot_paths_compile_once_and_never_again_for_new_values_of_the_same_shape
             Q, K, V, partial(classic.positive_features, W), causal=True
         ),
         "hrf causal": lambda Q, K, V: attention.linear_attention(Q, K, V, hrf, causal=True),
+        # a new projection and a freshly built estimator per call: their arrays are arguments, not constants
+        "favor+ new projection": lambda Q, K, V: attention.linear_attention(
+            Q, K, V, partial(classic.positive_features, W + Q[0, 0, 0])
+        ),
+        "hrf rebuilt": lambda Q, K, V: attention.linear_attention(
+            Q, K, V, hybrid.angular_hybrid_estimator(W + Q[0, 0, 0], W, T)
+        ),
         "favor#": lambda Q, K, V: attention.favor_sharp_attention(Q, K, V, W),
         "favor# causal": lambda Q, K, V: attention.favor_sharp_attention(Q, K, V, W, causal=True),
         "trig map": lambda Q, K, V: classic.trig_features(W, Q[0]),
