@@ -12,6 +12,7 @@ Foundations: checks, exact ground truth and the randomness everything is built f
   quadrature                  exact Gaussian expectations by Gauss–Hermite rules (the tests' oracle)
   kama                        products of Givens rotations, KAMA layers, Givens descent (KAMA-NNs §2–§5)
   projections                 one sampler vocabulary, sample(law, key, m, d): iid orthogonal sorf horn givens halton
+  sharding                    every visible device: a leading axis (batch, heads, draws) split by jax.shard_map
 
 Estimators, mirrored one-to-one: a family's feature maps and its exact moments
   features.base               Features (factored log form) and Estimator (query map, key map): the one interface
@@ -73,6 +74,7 @@ _MODULES = (
     "projections",
     "quadrature",
     "separation",
+    "sharding",
     "sphere",
 )
 

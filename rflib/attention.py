@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rflib import _checks, projections
+from rflib import _checks, projections, sharding
 from rflib.features import classic, dense_exp, hybrid
 from rflib.features.base import Estimator, Features
 
@@ -294,10 +294,8 @@ def _attend(q_body, k_log, k_body, V, causal, chunk_size):
     k_log = k_log.reshape(batch, V.shape[-2])
     k_body = k_body.reshape(batch, V.shape[-2], -1)
     V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
-    if causal:
-        out, denominator = jax.vmap(partial(_linear_causal, chunk_size=chunk_size))(q_body, k_log, k_body, V_flat)
-    else:
-        out, denominator = jax.vmap(_linear_bidirectional)(q_body, k_log, k_body, V_flat)
+    per_sequence = partial(_linear_causal, chunk_size=chunk_size) if causal else _linear_bidirectional
+    out, denominator = sharding.map_leading(jax.vmap(per_sequence), q_body, k_log, k_body, V_flat)
     return out.reshape(lead + out.shape[-2:]), denominator.reshape(lead + denominator.shape[-1:])
 
 
@@ -377,9 +375,10 @@ def _attend_log(q_log, k_log, V, causal, chunk_size):
     k_log = k_log.reshape(batch, V.shape[-2], -1)
     V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
     if causal:
-        out = _linear_causal_log(q_log, k_log, V_flat, chunk_size)
+        attend = partial(_linear_causal_log, chunk_size=chunk_size)
     else:
-        out = jax.vmap(_linear_bidirectional_log)(q_log, k_log, V_flat)
+        attend = jax.vmap(_linear_bidirectional_log)
+    out = sharding.map_leading(attend, q_log, k_log, V_flat)  # one block of sequences per device
     return out.reshape(lead + out.shape[-2:])
 
 

@@ -16,7 +16,7 @@ import rflib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rflib"
-FOUNDATIONS = {"_checks", "_atomic", "fastmath", "kernels", "quadrature", "kama", "projections"}
+FOUNDATIONS = {"_checks", "_atomic", "fastmath", "kernels", "quadrature", "kama", "projections", "sharding"}
 COMBINING = {"attention", "sphere", "separation"}
 
 

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rflib import _checks, attention, kernels, moments, projections, quadrature, sphere
+from rflib import _checks, attention, kernels, moments, projections, quadrature, sharding, sphere
 from rflib.experiments.progress_bars import bar
 from rflib.features import hybrid, png
 
@@ -73,7 +73,7 @@ def paired_estimates(
         not give: ``"iid"`` and ``"sorf"`` are sampled inside the compiled simulator; the other laws (batched QR,
         Halton's scipy sequence, Givens and HD products) are pre-drawn as (draws, rows, d) stacks by
         :func:`rflib.projections.sample` from a key split off ``key``.
-      chunk: draws evaluated per vmapped batch (bounds memory).
+      chunk: draws evaluated per vmapped batch (bounds memory); each batch is split over every visible device.
 
     Returns:
       (draws, p) float64 numpy array.
@@ -102,9 +102,10 @@ def paired_estimates(
     batched = _batched_estimates(make_estimator, drawn, given)
     draw_keys = jax.random.split(key, draws)
     out = []
-    for i in range(0, draws, chunk):
-        stacks = [jnp.asarray(matrices[n][i : i + chunk], dtype=X.dtype) for n in given]
-        out.append(np.asarray(batched(draw_keys[i : i + chunk], X, Y, *stacks)))
+    for i in range(0, draws, chunk):  # each chunk's draws split over every visible device (rflib.sharding)
+        chunk_keys, n = sharding.shard_leading(draw_keys[i : i + chunk])
+        stacks = [sharding.shard_leading(jnp.asarray(matrices[m][i : i + chunk], dtype=X.dtype))[0] for m in given]
+        out.append(np.asarray(batched(chunk_keys, X, Y, *stacks))[:n])
     return np.concatenate(out)
 
 
