@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import time
 
-from benchmarks import attention_scaling, feature_maps, fitting_overhead, harness, hrf_construction, kama_rotations
+from benchmarks import (
+    attention_gradients,
+    attention_scaling,
+    feature_maps,
+    fitting_overhead,
+    harness,
+    hrf_construction,
+    kama_rotations,
+)
 
 SUITES = {
     "feature_maps": feature_maps,
@@ -12,6 +20,7 @@ SUITES = {
     "fitting_overhead": fitting_overhead,
     "hrf_construction": hrf_construction,
     "kama_rotations": kama_rotations,
+    "attention_gradients": attention_gradients,
 }
 # "full": the sizes the performance issue asks for (each suite's defaults); "quick": every code path at small sizes.
 SIZES = {
@@ -22,6 +31,7 @@ SIZES = {
         "fitting_overhead": {"lengths": (256,), "repeats": 2},
         "hrf_construction": {"points": 256, "repeats": 2, "configs": ((8, 8),)},
         "kama_rotations": {"dims": (16,), "batches": (1,), "repeats": 2},
+        "attention_gradients": {"lengths": (256,), "batched": (2, 128, 2), "rounds": 1, "eager_length": 128},
     },
 }
 

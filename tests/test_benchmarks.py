@@ -143,3 +143,38 @@ def test_kama_curves_are_labelled_per_implementation_for_one_batch():
     curves = kama_rotations.curves(rows, 256)
     assert list(curves) == list(kama_rotations.LABELS.values())
     assert curves["KAMA, paper's law"] == ([16, 32], [32.0, 64.0])
+
+
+def test_useful_flops_count_the_four_matmuls_and_three_passes():
+    from benchmarks import attention_gradients as ag
+
+    assert ag.useful_flops(1, 10, 4, 8, 3, backward=False) == 4 * 10 * 4 * 8 + 4 * 10 * 8 * 4
+    assert ag.useful_flops(6, 10, 4, 8, 3, backward=True) == 3 * 6 * ag.useful_flops(1, 10, 4, 8, 3, backward=False)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_performer_baseline_is_rflibs_favor_plus_up_to_its_epsilon(monkeypatch, causal):
+    """The re-implemented public algorithm (ε = 10⁻⁴ added to every feature, no exact stabilisation, the causal
+    prefix-sum VJP by subtraction) equals rflib's FAVOR+ drop-in, values and gradients, once ε is set to 0: the
+    benchmark compares the same function."""
+    import jax
+    import jax.numpy as jnp
+
+    from benchmarks import performer_baseline
+    from rflib import attention, projections
+
+    monkeypatch.setattr(performer_baseline, "EPS", 0.0)
+    keys = jax.random.split(jax.random.key(0), 4)
+    Q, K, V = (0.3 * jax.random.normal(k, (2, 40, 3, 8)) for k in keys[:3])
+    W = projections.orthogonal(keys[3], 16, 8)
+    ours = attention.make_attention_fn("favor+", 8, projection_key=keys[3], num_features=16, causal=causal)
+
+    def theirs(q, k, v):
+        return performer_baseline._favor_plus_impl(q, k, v, W, causal)
+
+    np.testing.assert_allclose(theirs(Q, K, V), ours(Q, K, V), rtol=1e-10, atol=1e-12)
+    grads = [
+        jax.grad(lambda q, k, v, f=f: jnp.sum(jnp.sin(f(q, k, v))), argnums=(0, 1, 2))(Q, K, V) for f in (theirs, ours)
+    ]
+    for a, b in zip(*grads, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)

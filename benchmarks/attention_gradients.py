@@ -1,0 +1,192 @@
+"""Suite 6: FAVOR+ attention forward and forward + backward, against the Performer baseline timed in the same run,
+and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead of the public entry point.
+
+- **Against the public Performer code.** rflib's drop-in (:func:`rflib.attention.make_attention_fn`, FAVOR+) and
+  :func:`benchmarks.performer_baseline.favor_plus` (the public code's algorithm) take the same (batch, L, heads, d)
+  inputs and the same orthogonal W (m = 256, d = 64, float32). Each row's times are medians of ``rounds`` rounds in
+  which every contender is called in turn (interleaved, so drifts of the machine's speed hit all alike); the ratio
+  is baseline time / rflib time (> 1: rflib faster). With ``RFLIB_PERFORMER_REFERENCE`` naming a copy of the public
+  file, the unmodified public code is timed too (``public ms``).
+- **Gradients.** Forward + backward is ``jax.grad`` of Σ out ⊙ C for a fixed cotangent C, with respect to query, key
+  and value; ``grad / fwd`` is its time over the forward's. Memory is XLA's compiled buffer plan (temporaries +
+  outputs) of the forward + backward, read without running.
+- **Distance to the machine's limit.** The same run times a float32 (n × n)·(n × n) matmul (n = 2048) for the
+  machine's dense FLOP/s. Linear attention's useful work is counted as its matmuls: the two feature projections
+  (2·L·d·m each) and the state and read-out products (2·L·m·(d_v + 1) each), ×3 for forward + backward; achieved
+  FLOP/s over the matmul's is ``fraction``. Elementwise work (exponentials) is not counted as useful.
+- **Eager overhead.** :func:`rflib.attention.linear_attention` called eagerly (validation, one compiled call, one
+  read of its finiteness flags) against the same call inside the caller's ``jax.jit``, at L = 1 024.
+
+Run:  .venv/bin/python -m benchmarks --suite attention_gradients
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from benchmarks import harness, performer_baseline
+from rflib import attention, projections
+from rflib.experiments.progress_bars import bar
+from rflib.features import classic
+
+MATMUL_N = 2048
+
+
+def interleaved_ms(fns: dict, args, rounds: int) -> dict[str, float]:
+    """{name: median ms} of ``fns[name](*args)`` over ``rounds`` rounds that call every function once in turn (after
+    one warm-up call each), waiting for each result."""
+    for fn in fns.values():
+        jax.block_until_ready(fn(*args))
+    samples = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            samples[name].append(time.perf_counter() - start)
+    return {name: 1e3 * float(np.median(s)) for name, s in samples.items()}
+
+
+def matmul_flops_per_second(n: int = MATMUL_N, rounds: int = 5) -> float:
+    """This machine's dense float32 matmul rate: 2n³ / median time of an (n × n)·(n × n) product."""
+    a, b = (jax.random.normal(k, (n, n), jnp.float32) for k in jax.random.split(jax.random.key(0)))
+    ms = interleaved_ms({"matmul": jax.jit(jnp.matmul)}, (a, b), rounds)["matmul"]
+    return 2 * n**3 / (ms / 1e3)
+
+
+def useful_flops(batch_heads: int, L: int, d: int, m: int, d_v: int, backward: bool) -> float:
+    """Linear attention's matmul FLOPs: projections 2·(2Ldm) + state and read-out 2·(2Lm(d_v + 1)), per sequence;
+    ×3 with the backward pass (the usual 1 : 2 forward : backward count)."""
+    forward = batch_heads * (4 * L * d * m + 4 * L * m * (d_v + 1))
+    return 3 * forward if backward else forward
+
+
+def _grad(fn, cotangent):
+    return jax.jit(jax.grad(lambda q, k, v: jnp.sum(fn(q, k, v) * cotangent), argnums=(0, 1, 2)))
+
+
+def run(
+    lengths=(4096, 16384),
+    batched=(4, 4096, 8),
+    d: int = 64,
+    m: int = 256,
+    rounds: int = 5,
+    eager_length: int = 1024,
+    seed: int = 0,
+    *,
+    progress: bool = False,
+) -> list[dict]:
+    """One row per (shape, direction): rflib's and the baseline's forward and forward + backward ms, their ratios,
+    grad/fwd, compiled memory of forward + backward, and the fraction of matmul FLOP/s; a "matmul" row; and one
+    "eager" row per direction."""
+    key = jax.random.key(seed)
+    W = projections.orthogonal(jax.random.fold_in(key, 1), m, d).astype(jnp.float32)
+    flops_per_s = matmul_flops_per_second()
+    rows = [{"case": f"matmul {MATMUL_N}³ float32", "GFLOP/s": flops_per_s / 1e9}]
+    shapes = [(1, L, 1) for L in lengths] + [tuple(batched)]
+    for batch, L, heads in bar(shapes, "attention gradients", progress, leave=False):
+        kq, kk, kv, kc = jax.random.split(jax.random.fold_in(key, L * batch), 4)
+        Q, K, V, C = (jax.random.normal(k, (batch, L, heads, d), jnp.float32) for k in (kq, kk, kv, kc))
+        Q, K = 0.5 * Q, 0.5 * K
+        for causal in (False, True):
+            ours = attention.make_attention_fn(
+                "favor+", d, projection_key=jax.random.fold_in(key, 1), num_features=m, causal=causal
+            )
+            theirs = partial(performer_baseline.favor_plus, W=W, causal=causal)
+            contenders = {"rflib": jax.jit(ours), "baseline": jax.jit(theirs)}
+            public = performer_baseline.load_public(causal)
+            if public is not None:
+                contenders["public"] = jax.jit(partial(public, W=W))
+            forward = interleaved_ms(contenders, (Q, K, V), rounds)
+            grads = {name: _grad(fn, C) for name, fn in contenders.items()}
+            backward = interleaved_ms(grads, (Q, K, V), rounds)
+            memory = {name: harness.working_bytes(g.lower(Q, K, V).compile()) for name, g in grads.items()}
+            work = useful_flops(batch * heads, L, d, m, d, backward=False)
+            rows.append(
+                {
+                    "case": f"{batch}×{heads} heads, L = {L}" if batch * heads > 1 else f"L = {L}",
+                    "causal": causal,
+                    "fwd ms": forward["rflib"],
+                    "grad ms": backward["rflib"],
+                    "grad / fwd": backward["rflib"] / forward["rflib"],
+                    "baseline fwd ms": forward["baseline"],
+                    "baseline grad ms": backward["baseline"],
+                    "fwd ratio": forward["baseline"] / forward["rflib"],
+                    "grad ratio": backward["baseline"] / backward["rflib"],
+                    "grad MiB": memory["rflib"] / 2**20,
+                    "baseline grad MiB": memory["baseline"] / 2**20,
+                    "public fwd ms": forward.get("public"),
+                    "public grad ms": backward.get("public"),
+                    "fraction fwd": work / (forward["rflib"] / 1e3) / flops_per_s,
+                    "fraction grad": 3 * work / (backward["rflib"] / 1e3) / flops_per_s,
+                }
+            )
+    rows += eager_overhead(W, eager_length, d, rounds=4 * rounds)
+    return rows
+
+
+def eager_overhead(W, L: int, d: int, rounds: int) -> list[dict]:
+    """Per direction: :func:`rflib.attention.linear_attention` called eagerly vs inside ``jax.jit``, (1, L, d)."""
+    kq, kk, kv = jax.random.split(jax.random.key(7), 3)
+    Q, K, V = (0.5 * jax.random.normal(k, (1, L, d), jnp.float32) for k in (kq, kk, kv))
+    rows = []
+    for causal in (False, True):
+
+        def eager(Q, K, V, causal=causal):
+            return attention.linear_attention(Q, K, V, partial(classic.positive_features, W), causal=causal)
+
+        ms = interleaved_ms({"eager": eager, "jit": jax.jit(eager)}, (Q, K, V), rounds)
+        rows.append(
+            {
+                "case": f"eager call, L = {L}",
+                "causal": causal,
+                "fwd ms": ms["eager"],
+                "jit ms": ms["jit"],
+                "eager overhead": ms["eager"] / ms["jit"] - 1,
+            }
+        )
+    return rows
+
+
+COLUMNS = [
+    "case",
+    "causal",
+    "fwd ms",
+    "grad ms",
+    "grad / fwd",
+    "baseline fwd ms",
+    "baseline grad ms",
+    "fwd ratio",
+    "grad ratio",
+    "grad MiB",
+    "baseline grad MiB",
+    "public fwd ms",
+    "public grad ms",
+    "fraction fwd",
+    "fraction grad",
+    "jit ms",
+    "eager overhead",
+    "GFLOP/s",
+]
+FORMATS = {
+    "fwd ms": ".2f",
+    "grad ms": ".2f",
+    "grad / fwd": ".2f",
+    "baseline fwd ms": ".2f",
+    "baseline grad ms": ".2f",
+    "fwd ratio": ".2f",
+    "grad ratio": ".2f",
+    "grad MiB": ".1f",
+    "baseline grad MiB": ".1f",
+    "public fwd ms": ".2f",
+    "public grad ms": ".2f",
+    "fraction fwd": ".1%",
+    "fraction grad": ".1%",
+    "jit ms": ".2f",
+    "eager overhead": ".0%",
+    "GFLOP/s": ".1f",
+}
