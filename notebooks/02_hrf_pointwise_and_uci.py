@@ -744,3 +744,8 @@ display(Markdown(rec.table()))
 # - **Fig 6 / Table 3** use the paper's sizes (1 000 points per cluster, 20 trials, $m$ up to 200) but evaluate the
 #   MSE on a random 1 000 × 1 000 subset of the 2 000 × 2 000 pairs (mean over 10⁶ pairs; 4× cheaper). The data
 #   generator is ours, because App H.3 does not specify the sign adjustment or the normalisation.
+# - **Paper scale** (`make paper`: Table 1 and its unmatched hybrids with 2 000 draws × 20 repetitions, 49 angles for
+#   Figs 2/5, 2 000 × 2 000 evaluated cluster pairs) has not been run yet. Projected from the standard run's cell times
+#   on this 2-core machine (Table 1's two Monte Carlo cells, 500 s at `standard`, grow with draws × repetitions, 13.3×;
+#   Figs 2/5 with the angles, 2×; Fig 6's evaluation with the pairs, at most 4×): about 1.9 hours, within reach of
+#   one unattended run here; on 16 cores the draws, which are independent, would take a fraction of that.

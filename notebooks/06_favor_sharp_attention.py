@@ -421,5 +421,8 @@ display(Markdown(rec.table()))
 #   ~3× slower than FAVOR+'s on this CPU (0.43 s vs 0.15 s at batch 128). `make paper` pretrains 6 000 steps and
 #   fine-tunes 1 500 steps for 3 values of M, with 10 draws on all test images. With one fine-tuning run per method,
 #   the fine-tuned comparisons are decided only at paper scale (their s.e. omits the run's own randomness).
+# * **Paper scale** has not been run yet. Projected from this notebook's standard run on the 2-core machine: 15
+#   fine-tuning runs of 1 500 Adam steps (0.15–0.43 s a step) dominate, plus 6 000 pretraining steps (18 steps/s) and
+#   the larger approximation study: about 2 hours. A GPU would cut the training steps most.
 # * **Quick scale** pretrains 40 steps of batch 64 on 2 000 images and fine-tunes 5 steps with three attention
 #   types: a smoke test only.
