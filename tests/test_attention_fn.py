@@ -125,8 +125,13 @@ class _TinyModel(nn.Module):
         return nn.Dense(1)(nn.gelu(h))[..., 0]
 
 
-@pytest.mark.parametrize(("kind", "causal"), [("favor+", False), ("favor+", True), ("favor#", False), ("hrf", True)])
-def test_a_flax_model_with_the_drop_in_attention_trains(kind, causal):
+# HRF's estimates are signed, so a row's denominator can come near 0 (the estimator, not a bug): with 64 features its
+# training curve depended on XLA's thread count (reduction order); 256 features and a smaller step make it stable.
+@pytest.mark.parametrize(
+    ("kind", "causal", "num_features", "learning_rate"),
+    [("favor+", False, 64, 1e-2), ("favor+", True, 64, 1e-2), ("favor#", False, 64, 1e-2), ("hrf", True, 256, 3e-3)],
+)
+def test_a_flax_model_with_the_drop_in_attention_trains(kind, causal, num_features, learning_rate):
     """A Flax MultiHeadDotProductAttention with attention_fn=make_attention_fn(...) (head_dim 8, float32) learns a
     task that needs attention, the running mean (causal) or the mean (bidirectional) of the inputs: 60 Adam steps
     cut the loss at least threefold, every gradient stays finite."""
@@ -137,10 +142,12 @@ def test_a_flax_model_with_the_drop_in_attention_trains(kind, causal):
         if causal
         else jnp.broadcast_to(signal.mean(1, keepdims=True), signal.shape)
     )
-    fn = attention.make_attention_fn(kind, 8, projection_key=jax.random.key(2), num_features=64, causal=causal)
+    fn = attention.make_attention_fn(
+        kind, 8, projection_key=jax.random.key(2), num_features=num_features, causal=causal
+    )
     model = _TinyModel(fn)
     params = model.init(jax.random.key(3), x)
-    optimiser = optax.adam(1e-2)
+    optimiser = optax.adam(learning_rate)
     state = optimiser.init(params)
 
     def loss(params):
