@@ -83,9 +83,15 @@ paper: $(STAMP)
 ## Lint, then every test in float64, including a quick-scale papermill run of every notebook.
 # The tests are compile-bound (many small jitted shapes): XLA's backend optimisation level 0 compiles ~30 % faster;
 # LLVM optimisation only (no fast-math either way): every tolerance still holds; only large kernels run slower.
+# Compiling is single-threaded, so one process left a core idle (CPU time 1.24x wall time over the whole run): the
+# tests run in one pytest-xdist worker per core, a test file per worker at a time (its tests share compiled
+# functions), the notebook runs first (tests/conftest.py). 2 cores: 9 min 51 s serial -> see README. TEST_WORKERS=0
+# runs them in this process, one after another.
+TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(PY) -m ruff check .
-	JAX_ENABLE_X64=1 XLA_FLAGS="$(XLA_FLAGS) --xla_backend_optimization_level=0" $(PY) -m pytest --durations=15
+	JAX_ENABLE_X64=1 XLA_FLAGS="$(XLA_FLAGS) --xla_backend_optimization_level=0" $(PY) -m pytest --durations=15 \
+		-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 ## Every benchmark suite at full size (~5 min on the 2-core CPU): tables on stdout, JSON in build/benchmarks/.
 ## Not part of `make test`: timings depend on the machine. Extra options: make bench BENCH_ARGS="--quick".

@@ -23,3 +23,18 @@ if not jax.config.jax_enable_x64:
 def key():
     """A fixed key: every Monte Carlo test is deterministic."""
     return jax.random.key(20260122)
+
+
+NOTEBOOK_GROUP = "notebooks"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Scheduling for ``make test``'s worker processes (pytest-xdist, ``--dist loadgroup``): a test file is one unit
+    (its tests share compiled functions and module fixtures), except that the notebook runs and the book built from
+    them form one unit that goes first: it is the longest, and the book test must follow the runs it publishes. A
+    plain ``pytest`` run (no workers) keeps this order too."""
+    for item in items:
+        notebooks = item.get_closest_marker("notebook") is not None or item.path.name == "test_notebooks_book.py"
+        item.add_marker(pytest.mark.xdist_group(NOTEBOOK_GROUP if notebooks else item.path.stem))
+    items.sort(key=lambda item: next(item.iter_markers("xdist_group")).args[0] != NOTEBOOK_GROUP)
