@@ -27,6 +27,7 @@ Stabilisation is exact: every constant it divides by cancels between numerator a
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from functools import partial
 
@@ -94,7 +95,10 @@ def _with_ones(V, weights):
 def _linear_bidirectional(q_body, k_log, k_body, V):
     # The per-key scale e^{k_log − max} multiplies the value rows (S × (d_v + 1)), not the features (S × F): the same
     # sum, fewer multiplies, and XLA:CPU no longer fuses the scaling into the S-long contraction (7× slower at
-    # S = 16 384 when it did).
+    # S = 16 384 when it did). The barrier keeps XLA:GPU from fusing the feature map's producers into these products:
+    # with the HRF map's Kronecker blocks that fusion fails to compile on an H200 (jaxlib 0.11.2, "Reshape input and
+    # output shapes must be the same"); on the CPU nothing is fused into a product either way.
+    q_body, k_log, k_body = jax.lax.optimization_barrier((q_body, k_log, k_body))
     state = k_body.T @ _with_ones(V, jnp.exp(k_log - jnp.max(k_log)))
     out = q_body @ state
     return out[:, :-1] / out[:, -1:], out[:, -1]
@@ -282,6 +286,15 @@ def _checked_output(caller: str, out, flags, names: tuple[str, ...]):
     return out
 
 
+def _per_sequence(fn: Callable, batch: int) -> Callable:
+    """``fn`` (one sequence) mapped over a leading axis of ``batch`` sequences: ``jax.vmap``, except for a single
+    sequence, which is called unbatched (XLA:CPU runs the batched form of its products ~20 % slower, measured at
+    L = 16 384)."""
+    if batch == 1:
+        return lambda *args: jax.tree_util.tree_map(lambda x: x[None], fn(*(a[0] for a in args)))
+    return jax.vmap(fn)
+
+
 def _attend(q_body, k_log, k_body, V, causal, chunk_size):
     """Linear attention from query bodies (per-query scales dropped: they cancel) and key features, stabilised per row.
 
@@ -295,7 +308,7 @@ def _attend(q_body, k_log, k_body, V, causal, chunk_size):
     k_body = k_body.reshape(batch, V.shape[-2], -1)
     V_flat = V.reshape(batch, V.shape[-2], V.shape[-1])
     per_sequence = partial(_linear_causal, chunk_size=chunk_size) if causal else _linear_bidirectional
-    out, denominator = sharding.map_leading(jax.vmap(per_sequence), q_body, k_log, k_body, V_flat)
+    out, denominator = sharding.map_leading(_per_sequence(per_sequence, batch), q_body, k_log, k_body, V_flat)
     return out.reshape(lead + out.shape[-2:]), denominator.reshape(lead + denominator.shape[-1:])
 
 
@@ -377,7 +390,7 @@ def _attend_log(q_log, k_log, V, causal, chunk_size):
     if causal:
         attend = partial(_linear_causal_log, chunk_size=chunk_size)
     else:
-        attend = jax.vmap(_linear_bidirectional_log)
+        attend = _per_sequence(_linear_bidirectional_log, batch)
     out = sharding.map_leading(attend, q_log, k_log, V_flat)  # one block of sequences per device
     return out.reshape(lead + out.shape[-2:])
 
@@ -522,6 +535,31 @@ def _linear_causal_log(q_log, k_log, V, chunk_size):
     return jnp.moveaxis(out, 0, 1).reshape(B, n_chunks * chunk_size, V.shape[-1])[:, :L]
 
 
+def _split_count(length: int) -> int:
+    """How many slices :func:`_long_contraction` splits a ``length``-long sum into: one per CPU core on the CPU backend
+    (XLA:CPU parallelises a product over its output blocks, and a (F × d_v) output of an S-long sum has too few, so
+    one core did the whole sum: 6.1 ms → 4.3 ms at S = 16 384 on 2 cores), where it divides ``length`` into slices of
+    at least 256 rows; one elsewhere."""
+    if jax.default_backend() != "cpu":
+        return 1
+    for count in range(min(_cpu_cores(), length // 256), 1, -1):
+        if length % count == 0:
+            return count
+    return 1
+
+
+def _cpu_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _long_contraction(A, B):
+    """AᵀB for A (S, F), B (S, n) with S long and F·n small, as a sum of :func:`_split_count` slice products."""
+    count = _split_count(A.shape[0])
+    if count == 1:
+        return A.T @ B
+    return jnp.einsum("csf,csn->fn", A.reshape(count, -1, A.shape[1]), B.reshape(count, -1, B.shape[1]))
+
+
 def _bidirectional_log_parts(q_log, k_log, V):
     """The forward of :func:`_linear_bidirectional_log`: (output, stabilised query and key features, state, D̂)."""
     key_max = jnp.max(k_log, axis=0)
@@ -529,7 +567,7 @@ def _bidirectional_log_parts(q_log, k_log, V):
     k_hat = jax.lax.optimization_barrier(jnp.exp(k_log - key_max[None, :]))
     shifted = q_log + key_max[None, :]
     q_hat = jnp.exp(shifted - jnp.max(shifted, axis=1, keepdims=True))
-    state = k_hat.T @ _with_ones(V, jnp.ones(V.shape[0], V.dtype))
+    state = _long_contraction(k_hat, _with_ones(V, jnp.ones(V.shape[0], V.dtype)))
     full = q_hat @ state
     denominator = full[:, -1]
     return full[:, :-1] / denominator[:, None], (q_hat, k_hat, state, denominator)
@@ -562,7 +600,7 @@ def _bidirectional_log_bwd(residuals, g):
     q_hat, k_hat, state, denominator, out, V = residuals
     h = jnp.concatenate([g, -jnp.sum(g * out, axis=1, keepdims=True)], axis=1) / denominator[:, None]
     d_q = q_hat * (h @ state.T)
-    P = q_hat.T @ h
+    P = _long_contraction(q_hat, h)
     d_k = k_hat * (_with_ones(V, jnp.ones(V.shape[0], V.dtype)) @ P.T)
     d_v = k_hat @ P[:, :-1]
     return d_q, d_k, d_v

@@ -462,3 +462,59 @@ def test_causal_gradient_memory_keeps_one_state_per_chunk_not_per_token():
     small, large = working(L // 2), working(L)
     assert 1.7 < large / small < 2.3
     assert large < L * m * dv * 4 / 2  # well under one L×F×d_v float32 array
+
+
+def test_long_contraction_splits_the_sum_into_slices_exactly(monkeypatch):
+    """The S-long sums φ(K)ᵀ[V, 1] and q̂ᵀh are split into one slice product per CPU core; the slices' sum equals the
+    one product to round-off, and a length no slice count divides is not split."""
+    monkeypatch.setattr(attention, "_cpu_cores", lambda: 4)
+    assert attention._split_count(1024) == (4 if jax.default_backend() == "cpu" else 1)
+    assert attention._split_count(1031) == 1  # prime
+    assert attention._split_count(300) == 1  # slices of at least 256 rows
+    ka, kb = jax.random.split(jax.random.key(3))
+    A, B = jax.random.normal(ka, (1024, 8), jnp.float64), jax.random.normal(kb, (1024, 3), jnp.float64)
+    np.testing.assert_allclose(attention._long_contraction(A, B), A.T @ B, rtol=1e-13, atol=1e-13)
+
+
+def test_split_bidirectional_attention_and_its_gradient_equal_the_quadratic_definition(key, monkeypatch):
+    """At a length where the S-long sums are split (four slices), forward and gradient still equal the quadratic
+    reference and its autodiff (float64)."""
+    monkeypatch.setattr(attention, "_cpu_cores", lambda: 4)
+    kw, kd = jax.random.split(key)
+    Q, K, V = _qkv(kd, L=1024, d=6, dv=4, scale=0.7)
+    fmap = partial(classic.positive_features, projections.orthogonal(kw, 10, 6))
+    tangent = jax.random.normal(jax.random.key(7), (1024, 4))
+
+    def loss(attend):
+        return lambda Q, K, V: jnp.sum(jnp.sin(attend(Q, K, V)) * tangent)
+
+    ours = partial(attention.linear_attention, feature_map=fmap)
+    reference = partial(_quadratic_positive_attention, fmap, causal=False)
+    np.testing.assert_allclose(ours(Q, K, V), reference(Q, K, V), rtol=1e-11, atol=1e-12)
+    got = jax.grad(loss(ours), argnums=(0, 1, 2))(Q, K, V)
+    want = jax.grad(loss(reference), argnums=(0, 1, 2))(Q, K, V)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["positive", "hyperbolic"])
+def test_feature_stabilisers_carry_no_gradient_and_change_none(key, name):
+    """The per-row maximum that positive maps move between log scale and log body is a stop-gradient constant: the
+    gradient of the dense features equals autodiff of the textbook formula (Performer Lemma 1) in float64."""
+    kw, kx = jax.random.split(key)
+    W = projections.orthogonal(kw, 12, 5)
+    X = 0.8 * jax.random.normal(kx, (9, 5))
+    C = jax.random.normal(jax.random.key(11), (9, 12 if name == "positive" else 24))
+
+    def textbook(X):
+        proj = X @ W.T
+        half_norm = 0.5 * jnp.sum(X**2, axis=1, keepdims=True)
+        if name == "positive":
+            return jnp.exp(proj - half_norm) / jnp.sqrt(12.0)
+        return jnp.concatenate([jnp.exp(proj - half_norm), jnp.exp(-proj - half_norm)], axis=1) / jnp.sqrt(24.0)
+
+    ours = getattr(classic, name)
+    np.testing.assert_allclose(ours(W, X), textbook(X), rtol=1e-13)
+    np.testing.assert_allclose(
+        jax.grad(lambda X: jnp.sum(ours(W, X) * C))(X), jax.grad(lambda X: jnp.sum(textbook(X) * C))(X), rtol=1e-12
+    )

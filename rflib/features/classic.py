@@ -26,6 +26,13 @@ def _checked(W, X):
     return W, X
 
 
+def _stabiliser(row_max):
+    """A per-row constant that is added to the log scale and subtracted from the log body, so φ = e^{log scale} ·
+    body does not depend on it: it carries no gradient (``stop_gradient`` keeps reverse mode from differentiating the
+    maximum, an exact zero that costs a pass over the features)."""
+    return jax.lax.stop_gradient(row_max)
+
+
 @jax.jit
 def _trig(W, X):
     proj = X @ W.T
@@ -36,7 +43,7 @@ def _trig(W, X):
 @jax.jit
 def _positive(W, X):
     proj = X @ W.T
-    row_max = jnp.max(proj, axis=1)
+    row_max = _stabiliser(jnp.max(proj, axis=1))
     log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
     log_body = proj - row_max[:, None]
     return Features(log_scale, jnp.exp(log_body), log_body)
@@ -45,7 +52,7 @@ def _positive(W, X):
 @jax.jit
 def _hyperbolic(W, X):
     proj = X @ W.T
-    row_max = jnp.max(jnp.abs(proj), axis=1)
+    row_max = _stabiliser(jnp.max(jnp.abs(proj), axis=1))
     log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(2 * W.shape[0])
     log_body = jnp.concatenate([proj, -proj], axis=1) - row_max[:, None]
     return Features(log_scale, jnp.exp(log_body), log_body)
