@@ -65,6 +65,26 @@ def useful_flops(batch_heads: int, L: int, d: int, m: int, d_v: int, backward: b
     return 3 * forward if backward else forward
 
 
+def gradient_flop_ratio(L: int, d: int, m: int, d_v: int, causal: bool, chunk: int = 64) -> float:
+    """(forward + backward) / forward of FAVOR+ attention counted in product FLOPs alone, gradients for Q, K and V:
+    the ratio a perfectly matmul-bound implementation would show.
+
+    Forward: the two projections (2·L·d·m each); bidirectionally the state and read-out (2·L·m·(d_v + 1) each),
+    causally per chunk of C rows q̂k̂ᵀ (2C²m), scores·ṽ (2C²(d_v + 1)), q̂·state and k̂ᵀṽ (2Cm(d_v + 1) each).
+    Backward: each product's two operand gradients, except the projections' (W gets none), i.e. the projections
+    once more, twice the other products.
+    """
+    v = d_v + 1
+    projections = 2 * (2 * L * d * m)
+    if causal:
+        n_chunks = -(-L // chunk)
+        rest = n_chunks * (2 * chunk**2 * (m + v) + 2 * (2 * chunk * m * v))
+    else:
+        rest = 2 * (2 * L * m * v)
+    forward = projections + rest
+    return (forward + projections + 2 * rest) / forward
+
+
 def _grad(fn, cotangent):
     return jax.jit(jax.grad(lambda q, k, v: jnp.sum(fn(q, k, v) * cotangent), argnums=(0, 1, 2)))
 

@@ -399,9 +399,9 @@ display(Markdown(rec.table()))
 #   InvertedPendulum (61 440 steps) and Hopper (204 800 steps), TRPO InvertedPendulum (51 200 steps) and Hopper
 #   (102 400 steps), all with the paper's 5 seeds, and the K ablation 40 960 steps × 3 seeds per K — the tasks on which every policy learns
 #   measurably within the 15-minute budget on 2 cores. `make paper` runs the full protocol (six tasks, PPO and TRPO,
-#   10⁶ steps × 5 seeds); its cost is projected from the measured throughput above: about 6.4 core-hours, 3.2 hours on
+#   10⁶ steps × 5 seeds); its cost is projected from the measured throughput above: 6.5–7.9 core-hours in the runs of 2026-11-25/26 (the table above has this run's figure), 3.3–3.9 hours on
 #   this 2-core machine (a lower bound: HalfCheetah and Walker step more slowly than the two tasks measured) and about
-#   0.4 hours on 16 cores, since `rl.run_jobs` gives every core a process. It has not been run here; it needs a
+#   0.4–0.5 hours on 16 cores, since `rl.run_jobs` gives every core a process. It has not been run here; it needs a
 #   machine with more cores (no GPU: the environments step on the CPU).
 # * **Tasks.** gymnasium's MuJoCo v5 tasks replace the 2019 gym/Roboschool versions.
 # * **Trainers.** PPO and TRPO are our JAX re-implementations with baselines' hyperparameters, not baselines itself.

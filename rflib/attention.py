@@ -288,9 +288,10 @@ def _checked_output(caller: str, out, flags, names: tuple[str, ...]):
 
 def _per_sequence(fn: Callable, batch: int) -> Callable:
     """``fn`` (one sequence) mapped over a leading axis of ``batch`` sequences: ``jax.vmap``, except for a single
-    sequence, which is called unbatched (XLA:CPU runs the batched form of its products ~20 % slower, measured at
-    L = 16 384)."""
-    if batch == 1:
+    sequence on the CPU, which is called unbatched (XLA:CPU ran the batched form of its products ~20 % slower at
+    L = 16 384). Elsewhere the batched form is kept: on an H200 (jaxlib 0.11.2) one of the unbatched bidirectional
+    graphs of the attention benchmark failed to compile in XLA:GPU, while the batched ones compiled for every map."""
+    if batch == 1 and jax.default_backend() == "cpu":
         return lambda *args: jax.tree_util.tree_map(lambda x: x[None], fn(*(a[0] for a in args)))
     return jax.vmap(fn)
 

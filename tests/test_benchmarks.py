@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import attention_scaling, feature_maps, harness, kama_rotations
+from benchmarks import attention_gradients, attention_scaling, feature_maps, harness, kama_rotations
 from benchmarks.suites import SIZES, SUITES, run_suite
 from rflib.experiments import allocator
 
@@ -178,3 +178,19 @@ def test_the_performer_baseline_is_rflibs_favor_plus_up_to_its_epsilon(monkeypat
     ]
     for a, b in zip(*grads, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+def test_gradient_flop_ratio_counts_both_operand_gradients_of_every_product_but_the_projections():
+    """Bidirectional, L = 4096, d = d_v = 64, m = 256: projections 4·L·d·m and state + read-out 4·L·m·65 FLOPs
+    forward; backward the projections once and the rest twice. Causal with one chunk of L rows and the quadratic
+    products counted separately: the same rule."""
+    projections, rest = 4 * 4096 * 64 * 256, 4 * 4096 * 256 * 65
+    assert attention_gradients.gradient_flop_ratio(4096, 64, 256, 64, causal=False) == pytest.approx(
+        (2 * projections + 3 * rest) / (projections + rest), rel=1e-15
+    )
+    L, m, v = 128, 16, 9
+    quadratic, linear = 2 * L**2 * (m + v), 4 * L * m * v
+    projections = 4 * L * 8 * m
+    assert attention_gradients.gradient_flop_ratio(L, 8, m, v - 1, causal=True, chunk=L) == pytest.approx(
+        (2 * projections + 3 * (quadratic + linear)) / (projections + quadratic + linear), rel=1e-15
+    )
