@@ -74,14 +74,13 @@ def gradient_flop_ratio(L: int, d: int, m: int, d_v: int, causal: bool, chunk: i
     Backward: each product's two operand gradients, except the projections' (W gets none), i.e. the projections
     once more, twice the other products.
     """
-    v = d_v + 1
     projections = 2 * (2 * L * d * m)
     if causal:
-        n_chunks = -(-L // chunk)
-        rest = n_chunks * (2 * chunk**2 * (m + v) + 2 * (2 * chunk * m * v))
+        v = d_v + 1
+        forward = projections + -(-L // chunk) * (2 * chunk**2 * (m + v) + 2 * (2 * chunk * m * v))
     else:
-        rest = 2 * (2 * L * m * v)
-    forward = projections + rest
+        forward = useful_flops(1, L, d, m, d_v, backward=False)
+    rest = forward - projections
     return (forward + projections + 2 * rest) / forward
 
 
@@ -133,6 +132,7 @@ def run(
                     "fwd ms": forward["rflib"],
                     "grad ms": backward["rflib"],
                     "grad / fwd": backward["rflib"] / forward["rflib"],
+                    "FLOP grad / fwd": gradient_flop_ratio(L, d, m, d, causal),
                     "baseline fwd ms": forward["baseline"],
                     "baseline grad ms": backward["baseline"],
                     "fwd ratio": forward["baseline"] / forward["rflib"],
@@ -178,6 +178,7 @@ COLUMNS = [
     "fwd ms",
     "grad ms",
     "grad / fwd",
+    "FLOP grad / fwd",
     "baseline fwd ms",
     "baseline grad ms",
     "fwd ratio",
@@ -196,6 +197,7 @@ FORMATS = {
     "fwd ms": ".2f",
     "grad ms": ".2f",
     "grad / fwd": ".2f",
+    "FLOP grad / fwd": ".2f",
     "baseline fwd ms": ".2f",
     "baseline grad ms": ".2f",
     "fwd ratio": ".2f",

@@ -48,6 +48,19 @@ class Features(NamedTuple):
         return jnp.exp(self.log_scale)[:, None] * self.body
 
 
+def positive_from_logits(row_log_scale, logits) -> Features:
+    """Positive features φ = e^{row_log_scale} · e^{logits} (n,), (n, F) in factored form, stabilised per row.
+
+    The row maximum c of the logits moves from the body to the log scale (log body = logits − c ≤ 0), so φ does not
+    depend on it: it carries no gradient (``stop_gradient``; reverse mode would otherwise differentiate the maximum,
+    an exact zero that costs a pass over the features). The one constructor of every positive map (FAVOR+,
+    hyperbolic, every DERF).
+    """
+    row_max = jax.lax.stop_gradient(jnp.max(logits, axis=1))
+    log_body = logits - row_max[:, None]
+    return Features(row_log_scale + row_max, jnp.exp(log_body), log_body)
+
+
 FeatureMap = Callable[[jax.Array], Features]
 
 

@@ -17,20 +17,13 @@ import jax
 import jax.numpy as jnp
 
 from rflib import _checks, fastmath
-from rflib.features.base import Estimator, Features
+from rflib.features.base import Estimator, Features, positive_from_logits
 
 
 def _checked(W, X):
     X = _checks.points("X", X)
     W = _checks.projection_matrix("W", W, X.shape[1])
     return W, X
-
-
-def _stabiliser(row_max):
-    """A per-row constant that is added to the log scale and subtracted from the log body, so φ = e^{log scale} ·
-    body does not depend on it: it carries no gradient (``stop_gradient`` keeps reverse mode from differentiating the
-    maximum, an exact zero that costs a pass over the features)."""
-    return jax.lax.stop_gradient(row_max)
 
 
 @jax.jit
@@ -42,20 +35,15 @@ def _trig(W, X):
 
 @jax.jit
 def _positive(W, X):
-    proj = X @ W.T
-    row_max = _stabiliser(jnp.max(proj, axis=1))
-    log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
-    log_body = proj - row_max[:, None]
-    return Features(log_scale, jnp.exp(log_body), log_body)
+    row_log_scale = -0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
+    return positive_from_logits(row_log_scale, X @ W.T)
 
 
 @jax.jit
 def _hyperbolic(W, X):
     proj = X @ W.T
-    row_max = _stabiliser(jnp.max(jnp.abs(proj), axis=1))
-    log_scale = row_max - 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(2 * W.shape[0])
-    log_body = jnp.concatenate([proj, -proj], axis=1) - row_max[:, None]
-    return Features(log_scale, jnp.exp(log_body), log_body)
+    row_log_scale = -0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(2 * W.shape[0])
+    return positive_from_logits(row_log_scale, jnp.concatenate([proj, -proj], axis=1))
 
 
 def trig_features(W, X) -> Features:

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks, fastmath
-from rflib.features.base import Estimator, Features
+from rflib.features.base import Estimator, Features, positive_from_logits
 
 METHODS = ("positive", "gerf", "saderf", "aderf", "sderf")
 """The DERF families that :func:`fit` knows, from the simplest to the richest."""
@@ -402,10 +402,7 @@ def logits(params: DERF, W, X, side: int) -> tuple[jax.Array, jax.Array]:
 def side_features(params: DERF, W, X, side: int) -> Features:
     """Unvalidated :func:`query_features` (side 1) or :func:`key_features` (side 2), for use inside jitted code."""
     row_log_scale, logit = logits(params, W, X, side)
-    row_max = jax.lax.stop_gradient(jnp.max(logit, axis=1))  # cancels in e^{log scale} · body: no gradient
-    log_scale = row_log_scale + row_max - 0.5 * jnp.log(W.shape[0])
-    log_body = logit - row_max[:, None]
-    return Features(log_scale, jnp.exp(log_body), log_body)
+    return positive_from_logits(row_log_scale - 0.5 * jnp.log(W.shape[0]), logit)
 
 
 _side_features_jit = jax.jit(side_features, static_argnums=3)
