@@ -5,6 +5,7 @@ makes a bare ``pytest`` run behave the same. The flag is sticky per process, so 
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("JAX_ENABLE_X64", "1")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -25,16 +26,34 @@ def key():
     return jax.random.key(20260122)
 
 
-NOTEBOOK_GROUP = "notebooks"
+# The notebook runs and the book built from them: one unit of work for pytest-xdist, run first and in this order.
+NOTEBOOK_FILES = ("test_notebooks.py", "test_notebooks_book.py")
+
+
+def _is_notebook_file(path: str) -> bool:
+    return Path(path).name in NOTEBOOK_FILES
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Scheduling for ``make test``'s worker processes (pytest-xdist, ``--dist loadgroup``): a test file is one unit
-    (its tests share compiled functions and module fixtures), except that the notebook runs and the book built from
-    them form one unit that goes first: it is the longest, and the book test must follow the runs it publishes. A
-    plain ``pytest`` run (no workers) keeps this order too."""
-    for item in items:
-        notebooks = item.get_closest_marker("notebook") is not None or item.path.name == "test_notebooks_book.py"
-        item.add_marker(pytest.mark.xdist_group(NOTEBOOK_GROUP if notebooks else item.path.stem))
-    items.sort(key=lambda item: next(item.iter_markers("xdist_group")).args[0] != NOTEBOOK_GROUP)
+    """Put the notebook runs and the book test first (a plain ``pytest`` run keeps this order too): the book test
+    publishes what the runs just wrote, and the runs are the longest unit of ``make test``'s workers."""
+    items.sort(key=lambda item: not _is_notebook_file(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (``make test``), except that the two notebook files are one unit: each test file runs in
+    one worker (its tests share compiled functions and module fixtures), and the book test runs in the worker that
+    has just run the notebooks, after them. (xdist's ``--dist loadgroup`` marks do not group under pytest 9: the
+    suffix it writes to ``item._nodeid`` is no longer read, so grouping is done here on the file names.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class NotebooksTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return "notebook runs and book" if _is_notebook_file(path) else path
+
+    return NotebooksTogether(config, log)
