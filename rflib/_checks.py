@@ -76,7 +76,10 @@ def real_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     For entry points that check finiteness inside their compiled function (:func:`finite_flags`, then
     :func:`raise_unless_finite` once on the result)."""
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    arr = jnp.asarray(x, dtype=real_dtype(name, x))
+    dtype = real_dtype(name, x)
+    # a JAX array of the right dtype is used as it is: jnp.asarray would dispatch a copy that the compiled call
+    # waits for (≈ 0.05 ms an argument on the CPU, measured in an eager linear_attention call at L = 1 024)
+    arr = x if isinstance(x, jax.Array) and x.dtype == dtype else jnp.asarray(x, dtype=dtype)
     if arr.ndim not in allowed:
         want = " or ".join(str(a) for a in allowed)
         raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
@@ -106,6 +109,26 @@ def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
 def finite_flags(*arrays) -> jax.Array:
     """(len(arrays),) bool: whether each array is free of NaN and inf, computed inside a compiled function."""
     return jnp.stack([jnp.all(jnp.isfinite(a)) for a in arrays])
+
+
+def sums_finite(*arrays) -> jax.Array:
+    """() bool, inside a compiled function: whether Σ of every array's sums is finite. A NaN or inf anywhere makes it
+    False (a sum holding one is never finite), and only a sum that overflows gives a false alarm: the cheap screen
+    before :func:`raise_for_nonfinite_input` names the culprit. One add-reduction per array, fused with its other
+    reads: at L = 1 024 it added ≈ 0.05 ms to an attention call where one ``isfinite`` pass per input added ≈ 0.3 ms
+    (2-core CPU)."""
+    return jnp.isfinite(sum(jnp.sum(a) for a in arrays))
+
+
+@jax.jit
+def _finite_flags_compiled(arrays):
+    return finite_flags(*arrays)
+
+
+def raise_for_nonfinite_input(inputs: dict[str, jax.Array]) -> None:
+    """Raise for the first of ``inputs`` (name → concrete array) that has a NaN or inf; return if none has. The
+    exact scan behind :func:`sums_finite`, run only when that screen failed."""
+    raise_unless_finite(_finite_flags_compiled(tuple(inputs.values())), tuple(inputs))
 
 
 def raise_unless_finite(flags, names: tuple[str, ...]) -> None:

@@ -65,7 +65,7 @@ def _softmax_attention(Q, K, V, causal):
         L = Q.shape[-2]
         logits = jnp.where(jnp.tril(jnp.ones((L, L), dtype=bool)), logits, -jnp.inf)
     out = jnp.einsum("...ls,...sv->...lv", jax.nn.softmax(logits, axis=-1), V)
-    return out, _checks.finite_flags(Q, K, V)
+    return out, jnp.stack([_checks.sums_finite(Q, K, V), jnp.all(jnp.isfinite(out)), jnp.array(True)])
 
 
 def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
@@ -74,9 +74,9 @@ def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
     Shapes: Q (..., L, d), K (..., S, d), V (..., S, d_v) → (..., L, d_v). ``causal`` masks keys after the query
     (needs L == S). Memory O(L·S): this is the quadratic reference.
     """
-    out, flags = _softmax_attention(*_check_qkv(Q, K, V, causal), causal)
-    _checks.raise_unless_finite(flags, ("Q", "K", "V"))
-    return out
+    Q, K, V = _check_qkv(Q, K, V, causal)
+    out, flags = _softmax_attention(Q, K, V, causal)
+    return _checked_output("softmax_attention", out, flags, {"Q": Q, "K": K, "V": V})
 
 
 def _as_features(phi) -> Features:
@@ -188,13 +188,14 @@ def linear_attention(
         raise ValueError(f"feature_map must be a feature map X -> Features or an Estimator, got {feature_map!r:.60}")
     arrays, spec = _split_map(feature_map)
     out, flags = _linear_attention(Q, K, V, arrays, spec, causal, chunk_size)
-    return _checked_output("linear_attention", out, flags, ("Q", "K", "V"))
+    return _checked_output("linear_attention", out, flags, {"Q": Q, "K": K, "V": V})
 
 
 @partial(jax.jit, static_argnames=("spec", "causal", "chunk_size"))
 def _linear_attention(Q, K, V, arrays, spec, causal, chunk_size):
     """The compiled body of :func:`linear_attention`: the feature map rebuilt from its arrays and static ``spec``
-    (:func:`_split_map`), then attention. Returns the output and flags (Q, K, V, output finite; map positive)."""
+    (:func:`_split_map`), then attention. Returns the output and flags (inputs' sums finite, output finite, map
+    positive)."""
     feature_map = _build_map(spec, iter(arrays))
     query_map, key_map = (
         (feature_map.query_features, feature_map.key_features)
@@ -208,7 +209,7 @@ def _linear_attention(Q, K, V, arrays, spec, causal, chunk_size):
         out = _attend_log(phi_q.log_body, phi_k.log_scale[:, None] + phi_k.log_body, V, causal, chunk_size)
     else:
         out, _ = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
-    return out, jnp.concatenate([_checks.finite_flags(Q, K, V, out), jnp.array([positive])])
+    return out, jnp.stack([_checks.sums_finite(Q, K, V), jnp.all(jnp.isfinite(out)), jnp.array(positive)])
 
 
 def _split_map(obj):
@@ -267,18 +268,21 @@ class _ByIdentity:
         return isinstance(other, _ByIdentity) and other.obj is self.obj
 
 
-def _checked_output(caller: str, out, flags, names: tuple[str, ...]):
-    """Return ``out`` of an eager call, or raise: for the first input in ``names`` that has a NaN or inf, or for a
-    non-finite output (``flags`` = the inputs' flags, the output's, and whether the map is positive), with the
-    cause. One transfer of the flags; nothing under ``jit``, where they are tracers."""
+def _checked_output(caller: str, out, flags, inputs: dict[str, jax.Array]):
+    """Return ``out`` of an eager call, or raise: for the first of ``inputs`` (name → array) with a NaN or inf, else
+    for a non-finite output, with its cause. ``flags`` come from the compiled call: whether the inputs' sums are
+    finite (:func:`rflib._checks.sums_finite`, a cheap screen: the inputs are scanned exactly only when it fails),
+    whether the output is finite, whether the map is positive. One transfer of three flags; nothing under ``jit``,
+    where they are tracers."""
     if not _checks.is_concrete(flags):
         return out
-    flags = np.asarray(flags)
-    _checks.raise_unless_finite(flags[: len(names)], names)
-    if not flags[len(names)]:
+    inputs_screen, output_finite, positive = np.asarray(flags)
+    if not inputs_screen:
+        _checks.raise_for_nonfinite_input(inputs)
+    if not output_finite:
         cause = (
             "the weighted sums of V overflowed: rescale V or use float64"
-            if flags[len(names) + 1]
+            if positive
             else "a denominator underflowed or cancelled to 0: signed (trigonometric or hybrid) features are "
             "stabilised per row only, so use float64, rescale Q and K (e.g. by d^(-1/4)), or use a positive feature map"
         )
@@ -355,7 +359,7 @@ def favor_sharp_attention(
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
     eps = _checks.real_number("eps", eps, low=0.0)
     out, flags = _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps)
-    return _checked_output("favor_sharp_attention", out, flags, ("Q", "K", "V", "W"))
+    return _checked_output("favor_sharp_attention", out, flags, {"Q": Q, "K": K, "V": V, "W": W})
 
 
 @partial(jax.jit, static_argnames=("method", "causal", "chunk_size"))
@@ -374,7 +378,7 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
 
     q_log, k_log = jax.vmap(log_features)(Q.reshape(-1, Q.shape[-2], d), K.reshape(-1, K.shape[-2], d))
     out = _attend_log(q_log, k_log, V, causal, chunk_size)
-    return out, jnp.concatenate([_checks.finite_flags(Q, K, V, W, out), jnp.array([True])])
+    return out, jnp.stack([_checks.sums_finite(Q, K, V, W), jnp.all(jnp.isfinite(out)), jnp.array(True)])
 
 
 def _attend_log(q_log, k_log, V, causal, chunk_size):

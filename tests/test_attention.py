@@ -1,3 +1,4 @@
+import itertools
 from functools import partial
 
 import jax
@@ -229,6 +230,73 @@ def test_bad_attention_inputs_raise(key):
         attention.softmax_attention(Q.at[0, 0].set(jnp.nan), K, V)
     with pytest.raises(ValueError, match="chunk_size"):
         attention.linear_attention(Q, K, V, fmap, causal=True, chunk_size=0)
+
+
+def _attention_calls(key):
+    """name -> (call(Q, K, V, W, causal), the inputs it names): every public attention entry point and map kind."""
+    from rflib.features import hybrid
+
+    d = 8
+    k1, k2, k3 = jax.random.split(key, 3)
+    hrf = hybrid.angular_hybrid_estimator(*(projections.orthogonal(k, m, d) for k, m in ((k1, 8), (k2, 8), (k3, 4))))
+    linear = {
+        "positive": lambda W: partial(features.positive_features, W),
+        "hyperbolic": lambda W: partial(features.hyperbolic_features, W),
+        "trig": classic.trig_estimator,
+        "hrf": lambda W: hrf,
+    }
+    calls = {"softmax": (lambda Q, K, V, W, c: attention.softmax_attention(Q, K, V, causal=c), "QKV")}
+    for name, make in linear.items():
+        calls[name] = (
+            lambda Q, K, V, W, c, make=make: attention.linear_attention(Q, K, V, make(W), causal=c, chunk_size=4),
+            "QKV",
+        )
+    for method in dense_exp.METHODS:
+        calls[f"favor# {method}"] = (
+            lambda Q, K, V, W, c, m=method: attention.favor_sharp_attention(
+                Q, K, V, W, method=m, causal=c, chunk_size=4
+            ),
+            "QKVW",
+        )
+    return calls
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_nan_or_inf_anywhere_in_any_input_is_named_by_every_attention_entry_point(key, causal):
+    """The eager entry points screen their inputs by their sums inside the compiled call (cheap; issue 21's eager
+    overhead) and scan them exactly only when the screen fails. Every entry point and map, both directions, NaN, +inf
+    and -inf, in the first and the last row of each input and in W: the culprit is named, including where the output
+    would have come out finite (a causal key at -inf logit in the last row: weight 0 for the only query that sees
+    it, so an output-only check would pass it silently)."""
+    kw, kx = jax.random.split(key)
+    Q, K, V = _qkv(kx, L=10, d=8, dv=3, batch=(2,))
+    W = projections.orthogonal(kw, 8, 8)
+    for name, (call, inputs) in _attention_calls(key).items():
+        args = {"Q": Q, "K": K, "V": V, "W": W}
+        assert bool(jnp.all(jnp.isfinite(call(*args.values(), causal)))), name
+        for target in inputs:
+            rows = [(0, 0, 0), (1, -1, -1)] if target != "W" else [(0, 0), (-1, -1)]
+            for where, bad in itertools.product(rows, (jnp.nan, jnp.inf, -jnp.inf)):
+                corrupted = dict(args, **{target: args[target].at[where].set(bad)})
+                with pytest.raises(ValueError, match=f"{target} contains NaN or inf"):
+                    call(*corrupted.values(), causal)
+
+
+def test_the_input_screen_has_no_misses_and_its_false_alarms_pass():
+    """sums_finite is False for any NaN or inf (whatever the other entries), and a false alarm (finite inputs whose
+    sum overflows) falls through the exact scan: an eager call with such inputs returns its finite output."""
+    from rflib import _checks
+
+    finite = jnp.ones((4, 3), jnp.float32)
+    for bad in (jnp.nan, jnp.inf, -jnp.inf):
+        assert not bool(_checks.sums_finite(finite, finite.at[2, 1].set(bad)))
+    assert not bool(_checks.sums_finite(finite.at[0, 0].set(jnp.inf), finite.at[0, 0].set(-jnp.inf)))
+    huge = jnp.full((8, 4), 3e38, jnp.float32)  # finite, but its sum overflows float32
+    assert not bool(_checks.sums_finite(huge)) and bool(jnp.all(jnp.isfinite(huge)))
+    _checks.raise_for_nonfinite_input({"V": huge})  # no culprit: returns
+    Q = jnp.zeros((8, 4), jnp.float32)  # uniform weights 1/8: the output is the mean of V, 3e38, finite
+    out = attention.softmax_attention(Q, Q, huge[:, :1])
+    np.testing.assert_allclose(np.asarray(out), 3e38, rtol=1e-6)
 
 
 @pytest.mark.parametrize("causal", [False, True])
