@@ -186,3 +186,14 @@ def test_run_jobs_spread_over_processes_returns_the_single_process_results_in_or
     for a, b in zip(alone[0] + alone[1], spread[0] + spread[1], strict=True):
         np.testing.assert_array_equal(a["return"], b["return"])
     assert rl.throughput(alone[0]) > 0
+
+
+def test_the_uniform_random_policy_baseline_is_seeded_and_runs_whole_episodes():
+    """InvertedPendulum pays +1 a step until the pole falls (or the 1 000-step limit): a random policy's returns are
+    whole numbers, a few steps long; the same seed repeats them exactly, another seed gives other episodes."""
+    first = rl.random_policy_returns("InvertedPendulum-v5", 8, seed=3)
+    assert first.shape == (8,) and np.all(first == np.round(first)) and np.all((first >= 1) & (first < 1000))
+    np.testing.assert_array_equal(first, rl.random_policy_returns("InvertedPendulum-v5", 8, seed=3))
+    assert not np.array_equal(first, rl.random_policy_returns("InvertedPendulum-v5", 8, seed=4))
+    with pytest.raises(ValueError, match="episodes"):
+        rl.random_policy_returns("InvertedPendulum-v5", 0, seed=3)

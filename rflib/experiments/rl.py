@@ -555,6 +555,29 @@ def rotation_ablation(
     return dict(zip(rotations, outputs, strict=True))
 
 
+def random_policy_returns(env_name: str, episodes: int, seed: int) -> np.ndarray:
+    """(episodes,) undiscounted returns of the uniform random policy on ``env_name``: every action drawn uniformly
+    from the environment's action box, episodes run to termination or the task's time limit, the environment reset
+    with ``seed``, ``seed + 1``, … and the action space seeded with ``seed``. The baseline that "a policy learns" is
+    measured against (the paper's curves start from randomly initialised policies)."""
+    episodes = _checks.positive_int("episodes", episodes)
+    seed = _checks.integer("seed", seed, low=0)
+    env = make_env(env_name)
+    env.action_space.seed(seed)
+    returns = np.zeros(episodes)
+    try:
+        for episode in range(episodes):
+            env.reset(seed=seed + episode)
+            done = False
+            while not done:
+                _, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+                returns[episode] += reward
+                done = terminated or truncated
+    finally:
+        env.close()
+    return returns
+
+
 def throughput(runs) -> float:
     """Environment steps per second of wall time per process over results of :func:`train`: the runs of one batch
     share its wall time, so each run is charged ``seconds / batch_size``."""
