@@ -73,8 +73,8 @@ def real_dtype(name: str, x):
 
 def real_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     """:func:`finite_array` without the value check: dtype, rank and non-emptiness only, never a device round trip.
-    For entry points that check finiteness inside their compiled function (:func:`finite_flags`, then
-    :func:`raise_unless_finite` once on the result)."""
+    For entry points that screen finiteness inside their compiled function (:func:`sums_finite`, then
+    :func:`raise_for_nonfinite_input` only when the screen fails)."""
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     dtype = real_dtype(name, x)
     # a JAX array of the right dtype is used as it is: jnp.asarray would dispatch a copy that the compiled call
