@@ -73,10 +73,15 @@ def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
 
     Shapes: Q (..., L, d), K (..., S, d), V (..., S, d_v) → (..., L, d_v). ``causal`` masks keys after the query
     (needs L == S). Memory O(L·S): this is the quadratic reference.
+
+    Raises:
+      ValueError: bad shapes, NaN/inf input, or (eager calls only) an output that is not finite (the logits QKᵀ or
+      the weighted sums of V overflowed), with the fix.
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
     out, flags = _softmax_attention(Q, K, V, causal)
-    return _checked_output("softmax_attention", out, flags, {"Q": Q, "K": K, "V": V})
+    overflow = "the logits QKᵀ or the weighted sums of V overflowed: rescale Q, K or V, or use float64"
+    return _checked_output("softmax_attention", out, flags, {"Q": Q, "K": K, "V": V}, overflow=overflow)
 
 
 def _as_features(phi) -> Features:
@@ -188,7 +193,8 @@ def linear_attention(
         raise ValueError(f"feature_map must be a feature map X -> Features or an Estimator, got {feature_map!r:.60}")
     arrays, spec = _split_map(feature_map)
     out, flags = _linear_attention(Q, K, V, arrays, spec, causal, chunk_size)
-    return _checked_output("linear_attention", out, flags, {"Q": Q, "K": K, "V": V})
+    map_arrays = {f"feature_map's array {i} (shape {a.shape})": a for i, a in enumerate(arrays)}
+    return _checked_output("linear_attention", out, flags, {"Q": Q, "K": K, "V": V} | map_arrays)
 
 
 @partial(jax.jit, static_argnames=("spec", "causal", "chunk_size"))
@@ -209,7 +215,8 @@ def _linear_attention(Q, K, V, arrays, spec, causal, chunk_size):
         out = _attend_log(phi_q.log_body, phi_k.log_scale[:, None] + phi_k.log_body, V, causal, chunk_size)
     else:
         out, _ = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
-    return out, jnp.stack([_checks.sums_finite(Q, K, V), jnp.all(jnp.isfinite(out)), jnp.array(positive)])
+    screen = _checks.sums_finite(Q, K, V, *arrays)
+    return out, jnp.stack([screen, jnp.all(jnp.isfinite(out)), jnp.array(positive)])
 
 
 def _split_map(obj):
@@ -268,12 +275,12 @@ class _ByIdentity:
         return isinstance(other, _ByIdentity) and other.obj is self.obj
 
 
-def _checked_output(caller: str, out, flags, inputs: dict[str, jax.Array]):
+def _checked_output(caller: str, out, flags, inputs: dict[str, jax.Array], overflow: str | None = None):
     """Return ``out`` of an eager call, or raise: for the first of ``inputs`` (name → array) with a NaN or inf, else
     for a non-finite output, with its cause. ``flags`` come from the compiled call: whether the inputs' sums are
     finite (:func:`rflib._checks.sums_finite`, a cheap screen: the inputs are scanned exactly only when it fails),
-    whether the output is finite, whether the map is positive. One transfer of three flags; nothing under ``jit``,
-    where they are tracers."""
+    whether the output is finite, whether the map is positive. ``overflow`` replaces the cause given for a positive
+    map's non-finite output. One transfer of three flags; nothing under ``jit``, where they are tracers."""
     if not _checks.is_concrete(flags):
         return out
     inputs_screen, output_finite, positive = np.asarray(flags)
@@ -281,7 +288,7 @@ def _checked_output(caller: str, out, flags, inputs: dict[str, jax.Array]):
         _checks.raise_for_nonfinite_input(inputs)
     if not output_finite:
         cause = (
-            "the weighted sums of V overflowed: rescale V or use float64"
+            (overflow or "the weighted sums of V overflowed: rescale V or use float64")
             if positive
             else "a denominator underflowed or cancelled to 0: signed (trigonometric or hybrid) features are "
             "stabilised per row only, so use float64, rescale Q and K (e.g. by d^(-1/4)), or use a positive feature map"
@@ -358,7 +365,8 @@ def favor_sharp_attention(
     _checks.one_of("method", method, dense_exp.METHODS)
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
     eps = _checks.real_number("eps", eps, low=0.0)
-    out, flags = _favor_sharp(Q, K, V, W.astype(Q.dtype), method, causal, chunk_size, eps)
+    W = W.astype(Q.dtype)  # the array the compiled call screens is the one scanned on failure
+    out, flags = _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps)
     return _checked_output("favor_sharp_attention", out, flags, {"Q": Q, "K": K, "V": V, "W": W})
 
 

@@ -1,4 +1,5 @@
 import itertools
+import re
 from functools import partial
 
 import jax
@@ -233,7 +234,8 @@ def test_bad_attention_inputs_raise(key):
 
 
 def _attention_calls(key):
-    """name -> (call(Q, K, V, W, causal), the inputs it names): every public attention entry point and map kind."""
+    """name -> (call(Q, K, V, W, causal), {input corrupted: the name the error gives it}): every public attention
+    entry point and map kind; W is the feature map's projection in linear attention, an argument in FAVOR#."""
     from rflib.features import hybrid
 
     d = 8
@@ -245,18 +247,19 @@ def _attention_calls(key):
         "trig": classic.trig_estimator,
         "hrf": lambda W: hrf,
     }
-    calls = {"softmax": (lambda Q, K, V, W, c: attention.softmax_attention(Q, K, V, causal=c), "QKV")}
+    qkv = {"Q": "Q", "K": "K", "V": "V"}
+    calls = {"softmax": (lambda Q, K, V, W, c: attention.softmax_attention(Q, K, V, causal=c), qkv)}
     for name, make in linear.items():
         calls[name] = (
             lambda Q, K, V, W, c, make=make: attention.linear_attention(Q, K, V, make(W), causal=c, chunk_size=4),
-            "QKV",
+            qkv if name == "hrf" else qkv | {"W": "feature_map's array 0"},
         )
     for method in dense_exp.METHODS:
         calls[f"favor# {method}"] = (
             lambda Q, K, V, W, c, m=method: attention.favor_sharp_attention(
                 Q, K, V, W, method=m, causal=c, chunk_size=4
             ),
-            "QKVW",
+            qkv | {"W": "W"},
         )
     return calls
 
@@ -274,11 +277,11 @@ def test_a_nan_or_inf_anywhere_in_any_input_is_named_by_every_attention_entry_po
     for name, (call, inputs) in _attention_calls(key).items():
         args = {"Q": Q, "K": K, "V": V, "W": W}
         assert bool(jnp.all(jnp.isfinite(call(*args.values(), causal)))), name
-        for target in inputs:
+        for target, named in inputs.items():
             rows = [(0, 0, 0), (1, -1, -1)] if target != "W" else [(0, 0), (-1, -1)]
             for where, bad in itertools.product(rows, (jnp.nan, jnp.inf, -jnp.inf)):
                 corrupted = dict(args, **{target: args[target].at[where].set(bad)})
-                with pytest.raises(ValueError, match=f"{target} contains NaN or inf"):
+                with pytest.raises(ValueError, match=re.escape(named) + r".* contains NaN or inf"):
                     call(*corrupted.values(), causal)
 
 
@@ -297,6 +300,23 @@ def test_the_input_screen_has_no_misses_and_its_false_alarms_pass():
     Q = jnp.zeros((8, 4), jnp.float32)  # uniform weights 1/8: the output is the mean of V, 3e38, finite
     out = attention.softmax_attention(Q, Q, huge[:, :1])
     np.testing.assert_allclose(np.asarray(out), 3e38, rtol=1e-6)
+
+
+def test_the_screen_names_what_overflowed_and_sums_half_precision_in_float32():
+    """A float64 W beyond float32's range is named as W (the screened array is the cast one); softmax's own overflow
+    names the logits; float16 inputs whose sums pass 65 504 are no false alarm (summed in float32)."""
+    from rflib import _checks
+
+    Q, K, V = (jnp.asarray(a, jnp.float32) for a in _qkv(jax.random.key(3), L=6, d=4, dv=2))
+    W = np.ones((4, 4))
+    W[0, 0] = 1e39  # finite in float64, inf once cast to Q's float32
+    with pytest.raises(ValueError, match="W contains NaN or inf"):
+        attention.favor_sharp_attention(Q, K, V, W)
+    with pytest.raises(ValueError, match="logits QKᵀ or the weighted sums of V overflowed"):
+        big = jnp.full_like(Q, 1e20)  # finite, but q·k = 4e40 overflows float32
+        attention.softmax_attention(big, big, V)
+    half = jnp.ones((300, 300), jnp.float16)  # sum 90 000 > 65 504
+    assert bool(_checks.sums_finite(half))
 
 
 @pytest.mark.parametrize("causal", [False, True])

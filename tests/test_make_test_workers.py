@@ -31,6 +31,13 @@ def _makefile_dist_options() -> list[str]:
     return match.group(1).split()
 
 
+def test_the_grouped_files_exist():
+    """The scheduler groups by file name: a renamed notebook test file would silently leave the group."""
+    from tests import conftest
+
+    assert all((ROOT / "tests" / name).is_file() for name in conftest.NOTEBOOK_FILES), conftest.NOTEBOOK_FILES
+
+
 def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path):
     log = tmp_path / "order.jsonl"
     tests = tmp_path / "tests"

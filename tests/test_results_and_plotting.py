@@ -171,7 +171,9 @@ def test_interval_z_widens_for_few_samples_and_many_parts():
     assert results.interval_z(samples=10) == pytest.approx(2.262, abs=1e-3)
     assert results.interval_z(samples=1000) == 2.0  # the t quantile (1.962) is below the project's 2
     assert results.interval_z(parts=56) == pytest.approx(3.322, abs=1e-3)  # Bonferroni over 56 parts
-    assert results.interval_z(samples=10, parts=8) == pytest.approx(2.734, abs=1e-3)  # the wider of the two
+    # both: the t quantile at the Bonferroni level (not the wider of the two separate widenings, 2.734 here)
+    assert results.interval_z(samples=10, parts=8) == pytest.approx(3.547, abs=1e-3)
+    assert results.interval_z(samples=5, parts=6) == pytest.approx(4.851, abs=1e-3)  # 2.78 under the old rule
     with pytest.raises(ValueError, match="samples"):
         results.interval_z(samples=1)
     with pytest.raises(ValueError, match="parts"):

@@ -197,3 +197,16 @@ def test_the_uniform_random_policy_baseline_is_seeded_and_runs_whole_episodes():
     assert not np.array_equal(first, rl.random_policy_returns("InvertedPendulum-v5", 8, seed=4))
     with pytest.raises(ValueError, match="episodes"):
         rl.random_policy_returns("InvertedPendulum-v5", 0, seed=3)
+
+
+def test_the_learned_threshold_is_mean_plus_std_with_a_bootstrap_standard_error():
+    """For normal returns the s.e. of mean + std is σ·√(1/n + 1/(2(n−1))) to first order; the bootstrap agrees within
+    its own resampling error, and the same generator state gives the same numbers."""
+    n, sigma = 400, 3.0
+    returns = np.random.default_rng(5).normal(10.0, sigma, n)
+    threshold, se = rl.learned_threshold(returns, np.random.default_rng(0))
+    assert threshold == pytest.approx(returns.mean() + returns.std(ddof=1))
+    assert se == pytest.approx(sigma * np.sqrt(1 / n + 1 / (2 * (n - 1))), rel=0.15)
+    assert (threshold, se) == rl.learned_threshold(returns, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="random_returns"):
+        rl.learned_threshold([1.0], np.random.default_rng(0))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -114,7 +115,17 @@ def choose_executed(explicit: Path | None, *, quick_only: bool = False) -> tuple
     missing = [n for n in names if not run_is_complete(quick / f"{n}.ipynb")]
     if missing:
         print(f"no complete executed notebooks for {', '.join(missing)}: running them at quick scale", flush=True)
-        runner = [sys.executable, str(ROOT / "tools" / "run_notebooks.py"), "--scale", "quick"]
+        # a staging directory of this process's own: a notebook test may be running the same notebook meanwhile
+        # (its staging is build/staging/quick/<name>); the promotions into build/quick are atomic file by file
+        staging = ROOT / "build" / "staging" / f"book-{os.getpid()}"
+        runner = [
+            sys.executable,
+            str(ROOT / "tools" / "run_notebooks.py"),
+            "--scale",
+            "quick",
+            "--staging",
+            str(staging),
+        ]
         subprocess.run(runner + [str(ROOT / "notebooks" / f"{n}.py") for n in missing], check=True)
     return quick, "quick"
 

@@ -578,6 +578,20 @@ def random_policy_returns(env_name: str, episodes: int, seed: int) -> np.ndarray
     return returns
 
 
+def learned_threshold(random_returns, rng: np.random.Generator, resamples: int = 2_000) -> tuple[float, float]:
+    """(threshold, its standard error): the score a policy must beat to count as learned — the uniform random
+    policy's mean episode return plus one standard deviation of its episode returns (:func:`random_policy_returns`)
+    — with the s.e. of that sum from ``resamples`` bootstrap resamples of the episodes (the mean and the std are
+    both estimated and correlated; returns are skewed, so no normal formula).  random_returns: (episodes,)."""
+    r = np.asarray(random_returns, dtype=float)
+    if r.ndim != 1 or r.size < 2 or not np.all(np.isfinite(r)):
+        raise ValueError(f"random_returns must be ≥ 2 finite episode returns, got shape {r.shape}")
+    resamples = _checks.positive_int("resamples", resamples)
+    boot = r[rng.integers(0, r.size, size=(resamples, r.size))]
+    sums = boot.mean(axis=1) + boot.std(axis=1, ddof=1)
+    return float(r.mean() + r.std(ddof=1)), float(sums.std(ddof=1))
+
+
 def throughput(runs) -> float:
     """Environment steps per second of wall time per process over results of :func:`train`: the runs of one batch
     share its wall time, so each run is charged ``seconds / batch_size``."""
