@@ -15,7 +15,9 @@ and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead
   (2·L·d·m each) and the state and read-out products (2·L·m·(d_v + 1) each), ×3 for forward + backward; achieved
   FLOP/s over the matmul's is ``fraction``. Elementwise work (exponentials) is not counted as useful.
 - **Eager overhead.** :func:`rflib.attention.linear_attention` called eagerly (validation, one compiled call, one
-  read of its finiteness flags) against the same call inside the caller's ``jax.jit``, at L = 1 024.
+  read of its finiteness flags) against the same call inside the caller's ``jax.jit``, at L = 1 024, with the
+  projection W an argument of both (as a model's parameters are). ``jit, W constant ms`` times the caller's jit with
+  W closed over instead: XLA then folds W into the program, which is faster by itself (not an eager cost).
 
 Run:  .venv/bin/python -m benchmarks --suite attention_gradients
 """
@@ -37,18 +39,27 @@ from rflib.features import classic
 MATMUL_N = 2048
 
 
-def interleaved_ms(fns: dict, args, rounds: int) -> dict[str, float]:
-    """{name: median ms} of ``fns[name](*args)`` over ``rounds`` rounds that call every function once in turn (after
-    one warm-up call each), waiting for each result."""
+def interleaved_samples(fns: dict, args, rounds: int, order_seed: int | None = None) -> dict[str, list[float]]:
+    """{name: seconds per round} of ``fns[name](*args)`` over ``rounds`` rounds that call every function once in turn
+    (after one warm-up call each), waiting for each result; in the order given, or, with ``order_seed``, in a fresh
+    random order each round (a call's position in the round biases it by a few per cent on the 2-core CPU: measured
+    +3 % for the first of two identical jitted calls, so small differences need shuffled rounds)."""
     for fn in fns.values():
         jax.block_until_ready(fn(*args))
+    names = list(fns)
+    shuffle = None if order_seed is None else np.random.default_rng(order_seed)
     samples = {name: [] for name in fns}
     for _ in range(rounds):
-        for name, fn in fns.items():
+        for name in names if shuffle is None else shuffle.permutation(names):
             start = time.perf_counter()
-            jax.block_until_ready(fn(*args))
+            jax.block_until_ready(fns[name](*args))
             samples[name].append(time.perf_counter() - start)
-    return {name: 1e3 * float(np.median(s)) for name, s in samples.items()}
+    return samples
+
+
+def interleaved_ms(fns: dict, args, rounds: int) -> dict[str, float]:
+    """{name: median ms} of :func:`interleaved_samples`."""
+    return {name: 1e3 * float(np.median(s)) for name, s in interleaved_samples(fns, args, rounds).items()}
 
 
 def matmul_flops_per_second(n: int = MATMUL_N, rounds: int = 5) -> float:
@@ -150,26 +161,46 @@ def run(
 
 
 def eager_overhead(W, L: int, d: int, rounds: int) -> list[dict]:
-    """Per direction: :func:`rflib.attention.linear_attention` called eagerly vs inside ``jax.jit``, (1, L, d)."""
+    """Per direction: :func:`rflib.attention.linear_attention` called eagerly vs inside ``jax.jit``, (1, L, d), W an
+    argument of both; and the jitted call with W a compile-time constant, for reference. Rounds in shuffled order."""
     kq, kk, kv = jax.random.split(jax.random.key(7), 3)
     Q, K, V = (0.5 * jax.random.normal(k, (1, L, d), jnp.float32) for k in (kq, kk, kv))
     rows = []
     for causal in (False, True):
 
-        def eager(Q, K, V, causal=causal):
+        def eager(Q, K, V, W, causal=causal):
             return attention.linear_attention(Q, K, V, partial(classic.positive_features, W), causal=causal)
 
-        ms = interleaved_ms({"eager": eager, "jit": jax.jit(eager)}, (Q, K, V), rounds)
+        jitted, folded = jax.jit(eager), jax.jit(partial(eager, W=W))
+
+        def constant_w(Q, K, V, W, folded=folded):
+            return folded(Q, K, V)
+
+        fns = {"eager": eager, "jit": jitted, "folded": constant_w}
+        samples = interleaved_samples(fns, (Q, K, V, W), rounds, order_seed=int(causal))
+        overhead, se = paired_overhead(samples["eager"], samples["jit"])
         rows.append(
             {
                 "case": f"eager call, L = {L}",
                 "causal": causal,
-                "fwd ms": ms["eager"],
-                "jit ms": ms["jit"],
-                "eager overhead": ms["eager"] / ms["jit"] - 1,
+                "fwd ms": 1e3 * float(np.median(samples["eager"])),
+                "jit ms": 1e3 * float(np.median(samples["jit"])),
+                "jit, W constant ms": 1e3 * float(np.median(samples["folded"])),
+                "eager overhead": overhead,
+                "eager overhead s.e.": se,
             }
         )
     return rows
+
+
+def paired_overhead(slow, fast) -> tuple[float, float]:
+    """(exp(mean log(slow/fast)) − 1, its standard error by the delta method) over paired rounds: the relative
+    extra time of ``slow``, from per-round ratios (interleaved, so a drift of the machine's speed cancels in each)."""
+    logs = np.log(np.asarray(slow) / np.asarray(fast))
+    if logs.size < 2:
+        raise ValueError("paired_overhead needs at least two rounds")
+    factor = float(np.exp(logs.mean()))
+    return factor - 1, factor * float(logs.std(ddof=1) / np.sqrt(logs.size))
 
 
 COLUMNS = [
@@ -190,7 +221,9 @@ COLUMNS = [
     "fraction fwd",
     "fraction grad",
     "jit ms",
+    "jit, W constant ms",
     "eager overhead",
+    "eager overhead s.e.",
     "GFLOP/s",
 ]
 FORMATS = {
@@ -209,6 +242,8 @@ FORMATS = {
     "fraction fwd": ".1%",
     "fraction grad": ".1%",
     "jit ms": ".2f",
-    "eager overhead": ".0%",
+    "jit, W constant ms": ".2f",
+    "eager overhead": ".1%",
+    "eager overhead s.e.": ".1%",
     "GFLOP/s": ".1f",
 }

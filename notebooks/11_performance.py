@@ -64,6 +64,7 @@ from benchmarks import (
 )
 from benchmarks.suites import run_suite
 from rflib.notebook import plotting
+from rflib.notebook.results import combine, decide
 from rflib.notebook.scaffold import markdown_table, start
 
 # quick: small sizes that run every code path; standard and paper: the sizes the performance issue asks for
@@ -260,20 +261,33 @@ rec.record(
     "≈ 13 ms, 47 % at best; the compiled forward takes about twice that (the per-row and per-feature maxima and shifts "
     "are further passes over the L × m features); causally the 64-row chunk products run further below the rate",
 )
+eager_verdicts = {
+    ("causal" if r["causal"] else "bidirectional"): decide(r["eager overhead"], r["eager overhead s.e."], below=0.10)
+    for r in eager
+}
 rec.record(
     "eager_overhead_within_10_percent",
     f"An eager call of linear_attention costs at most 10 % more than the same call jitted ({eager[0]['case'][12:]})",
     paper="performance issue target",
-    ours={("causal" if r["causal"] else "bidirectional"): round(r["eager overhead"], 3) for r in eager},
-    holds=all(r["eager overhead"] <= 0.10 for r in eager),
-    criterion="median eager time / median jitted time − 1 ≤ 0.10, interleaved, both directions",
+    ours={
+        ("causal" if r["causal"] else "bidirectional"): {
+            "overhead": round(r["eager overhead"], 3),
+            "s.e.": round(r["eager overhead s.e."], 3),
+        }
+        for r in eager
+    },
+    holds=combine(eager_verdicts.values()),
+    criterion="per direction, the eager / jitted time ratio − 1 (geometric mean over interleaved paired rounds, W an "
+    "argument of both), ± 2 s.e. (delta method), below 0.10; fails if either interval lies wholly above",
     meaningful_at="standard",
     reduced=SMALL_SIZES,
-    expected="fails",
-    because="an eager call pays a fixed ≈ 0.35 ms (profiled at L = 1 024: the argument checks ≈ 0.03 ms, dispatching "
-    "the compiled call, whose static part — the feature map's functions — is hashed on every call, ≈ 0.15 ms, and "
-    "reading back the NaN/inf flags, which makes the call wait for its result): within 10 % from calls of ≈ 3.5 ms "
-    "(longer sequences, more heads), not at a 1.7 ms bidirectional call; the causal call is longer",
+    expected="inconclusive",
+    because="the fixed cost of an eager call is now ≈ 0.1–0.3 ms (2026-11-26: the argument checks no longer copy "
+    "arrays, ≈ 0.01 ms; the NaN/inf screen is one add-reduction per input plus the output's finiteness, ≈ 0.05–0.09 ms "
+    "in the compiled call; reading the flags back; and a call's position in the round, a few per cent, which the "
+    "shuffled rounds spread over both): ≈ 4–10 % of a 2.1 ms bidirectional call and ≈ 9–15 % of a 2.8 ms causal one, "
+    "so the causal interval straddles the 10 % line at this many rounds (it was +26 % and +18 % before, against a "
+    "fixed ≈ 0.35 ms)",
 )
 
 # %% [markdown]
