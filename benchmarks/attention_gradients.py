@@ -17,7 +17,8 @@ and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead
 - **Eager overhead.** :func:`rflib.attention.linear_attention` called eagerly (validation, one compiled call, one
   read of its finiteness flags) against the same call inside the caller's ``jax.jit``, at L = 1 024, with the
   projection W an argument of both (as a model's parameters are). ``jit, W constant ms`` times the caller's jit with
-  W closed over instead: XLA then folds W into the program, which is faster by itself (not an eager cost).
+  W closed over instead (a constant XLA could fold): on the 2-core CPU it was within the noise of the argument form
+  (2026-11-26), so neither baseline flatters the eager call.
 
 Run:  .venv/bin/python -m benchmarks --suite attention_gradients
 """
