@@ -31,16 +31,17 @@ def _maps(W, X, Y, key, m):
     gerf, sderf = dense_exp.fit("gerf", X, Y), dense_exp.fit("sderf", X, Y)
     hrf = harness.angular_hrf(key, m, d, X.dtype)
 
-    def sincos_concat(P):
-        return jnp.concatenate(fastmath.sincos(P), axis=1)
-
     return {
         "positive (FAVOR+)": (lambda X: classic.positive_features(W, X).body, jnp.exp, m),
         "hyperbolic (FAVOR+, antithetic)": (lambda X: classic.hyperbolic_features(W, X).body, jnp.exp, 2 * m),
-        "trigonometric": (lambda X: classic.trig_features(W, X).body, sincos_concat, 2 * m),
+        "trigonometric": (lambda X: classic.trig_features(W, X).body, fastmath.sincos_columns, 2 * m),
         "GERF (fitted)": (lambda X: dense_exp.query_features(gerf, W, X).body, jnp.exp, m),
         "SDERF (fitted)": (lambda X: dense_exp.query_features(sderf, W, X).body, jnp.exp, m),
-        f"HRF angular hybrid (m' = {m // 8}, n = 3)": (lambda X: hrf.query_features(X).body, sincos_concat, 2 * m),
+        f"HRF angular hybrid (m' = {m // 8}, n = 3)": (
+            lambda X: hrf.query_features(X).body,
+            fastmath.sincos_columns,
+            2 * m,
+        ),
     }
 
 

@@ -56,6 +56,25 @@ def sincos(x) -> tuple[jax.Array, jax.Array]:
     return jax.lax.cond(jnp.max(jnp.abs(x)) <= FAST_LIMIT, _sincos_reduced, _library, x)
 
 
+def sincos_columns(x) -> jax.Array:
+    """(n, F) → (n, 2F): [sin x | cos x], the body of trigonometric features; traceable.
+
+    :func:`sincos` followed by a column concatenation, with the joining done inside each branch of its ``lax.cond``
+    (a stack on a new middle axis, then a reshape): XLA:CPU then writes the output in the same fused loop as the
+    polynomials instead of materialising sin and cos and copying them (1.2 ms instead of 2 ms at 4 096 × 256).
+    """
+    x = jnp.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"x must be 2-D (n, F), got shape {x.shape}")
+
+    def joined(branch):
+        return lambda x: jnp.stack(branch(x), axis=1).reshape(x.shape[0], 2 * x.shape[1])
+
+    if x.dtype != jnp.float32 or jax.default_backend() != "cpu" or x.size == 0:
+        return joined(_library)(x)
+    return jax.lax.cond(jnp.max(jnp.abs(x)) <= FAST_LIMIT, joined(_sincos_reduced), joined(_library), x)
+
+
 def cos(x) -> jax.Array:
     """cos x through :func:`sincos` (XLA drops the unused sine)."""
     return sincos(x)[1]

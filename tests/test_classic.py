@@ -148,3 +148,15 @@ def test_uniform_log_mse_entry_point_dispatches_by_kind(key):
         np.testing.assert_array_equal(moments.classic.log_mse(x, y, 7, kind=kind), direct(x, y, 7))
     with pytest.raises(ValueError, match="kind must be one of"):
         moments.classic.log_mse(x, y, 7, kind="orthogonal")
+
+
+def test_side_by_side_is_the_column_concatenation():
+    """The feature maps join sin/cos and ±ω blocks with ``base.side_by_side`` (a stack + reshape for blocks of one
+    shape, faster on XLA:CPU): it must be ``jnp.concatenate(…, axis=1)`` exactly, in column order."""
+    from rflib.features.base import side_by_side
+
+    a, b, c = (jnp.arange(12.0).reshape(3, 4) + 100 * k for k in range(3))
+    np.testing.assert_array_equal(side_by_side(a, b, c), jnp.concatenate([a, b, c], axis=1))
+    narrow = jnp.ones((3, 2))
+    np.testing.assert_array_equal(side_by_side(a, narrow), jnp.concatenate([a, narrow], axis=1))
+    np.testing.assert_array_equal(jax.jit(side_by_side)(a, -a), jnp.concatenate([a, -a], axis=1))

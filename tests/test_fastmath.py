@@ -42,3 +42,17 @@ def test_large_arguments_and_float64_use_the_library_functions():
     assert s64.dtype == jnp.float64
     np.testing.assert_array_equal(np.asarray(s64), np.asarray(jnp.sin(x64)))
     np.testing.assert_array_equal(np.asarray(fastmath.cos(x64)), np.asarray(jnp.cos(x64)))
+
+
+def test_sincos_columns_is_sincos_joined_by_columns_on_every_path():
+    """[sin x | cos x] from the fast float32 path, the large-argument fallback and float64: exactly the
+    concatenation of :func:`fastmath.sincos`'s outputs, rows kept; 1-D input is refused."""
+    small = np.linspace(-20, 20, 3 * 64).astype(np.float32).reshape(3, 64)
+    big = (1e4 * small).astype(np.float32)
+    for x in (small, big, small.astype(np.float64)):
+        joined = jax.jit(fastmath.sincos_columns)(x)
+        s, c = jax.jit(fastmath.sincos)(x)
+        assert joined.shape == (3, 128) and joined.dtype == x.dtype
+        np.testing.assert_array_equal(np.asarray(joined), np.concatenate([np.asarray(s), np.asarray(c)], axis=1))
+    with np.testing.assert_raises_regex(ValueError, "x must be 2-D"):
+        fastmath.sincos_columns(small.ravel())

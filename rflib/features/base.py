@@ -98,6 +98,19 @@ def pair_products(fx: Features, fy: Features) -> jax.Array:
     return jnp.exp(fx.log_scale[:, None] + fy.log_scale[None, :]) * (fx.body @ fy.body.T)
 
 
+def side_by_side(*bodies) -> jax.Array:
+    """``jnp.concatenate(bodies, axis=1)``: (n, F₁), (n, F₂), … → (n, F₁ + F₂ + …), the same array.
+
+    Blocks of one shape are stacked on a new middle axis and reshaped instead: XLA:CPU fuses that into the producers'
+    vectorised loop, where a concatenation along the last axis is a slower gather (trigonometric features at
+    4 096 × 2·256 in float32: 1.2 ms instead of 1.8 ms, ``benchmarks/feature_maps.py``).
+    """
+    if len({b.shape for b in bodies}) == 1 and bodies[0].ndim == 2:
+        n, width = bodies[0].shape
+        return jnp.stack(bodies, axis=1).reshape(n, len(bodies) * width)
+    return jnp.concatenate(bodies, axis=1)
+
+
 def concat(blocks: Sequence[Features]) -> Features:
     """Column-wise concatenation (the paper's "⋆") of feature blocks of the same rows.
 
@@ -106,7 +119,7 @@ def concat(blocks: Sequence[Features]) -> Features:
     """
     log_scale = jnp.max(jnp.stack([b.log_scale for b in blocks]), axis=0)
     bodies = [jnp.exp(b.log_scale - log_scale)[:, None] * b.body for b in blocks]
-    return Features(log_scale, jnp.concatenate(bodies, axis=1))
+    return Features(log_scale, side_by_side(*bodies))
 
 
 def scale(features: Features, c: float) -> Features:

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from rflib import _checks, fastmath
-from rflib.features.base import Estimator, Features, positive_from_logits
+from rflib.features.base import Estimator, Features, positive_from_logits, side_by_side
 
 
 def _checked(W, X):
@@ -30,7 +30,7 @@ def _checked(W, X):
 def _trig(W, X):
     proj = X @ W.T
     log_scale = 0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(W.shape[0])
-    return Features(log_scale, jnp.concatenate(fastmath.sincos(proj), axis=1))
+    return Features(log_scale, fastmath.sincos_columns(proj))
 
 
 @jax.jit
@@ -41,9 +41,8 @@ def _positive(W, X):
 
 @jax.jit
 def _hyperbolic(W, X):
-    proj = X @ W.T
     row_log_scale = -0.5 * jnp.sum(X**2, axis=1) - 0.5 * jnp.log(2 * W.shape[0])
-    return positive_from_logits(row_log_scale, jnp.concatenate([proj, -proj], axis=1))
+    return positive_from_logits(row_log_scale, X @ side_by_side(W.T, -W.T))  # one matmul: fastest on CPU
 
 
 def trig_features(W, X) -> Features:

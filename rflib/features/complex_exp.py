@@ -24,7 +24,7 @@ import numpy as np
 
 from rflib import _checks
 from rflib.features import classic
-from rflib.features.base import Estimator, Features
+from rflib.features.base import Estimator, Features, side_by_side
 
 
 def _square_matrix(name: str, A, d: int) -> jax.Array:
@@ -67,7 +67,7 @@ def _real_ce(W, X, M, conjugate_sign):
     re, im = jnp.real(log), jnp.imag(log)
     row_max = jnp.max(re, axis=1)
     amp = jnp.exp(re - row_max[:, None])
-    return Features(row_max, jnp.concatenate([amp * jnp.cos(im), conjugate_sign * amp * jnp.sin(im)], axis=1))
+    return Features(row_max, side_by_side(amp * jnp.cos(im), conjugate_sign * amp * jnp.sin(im)))
 
 
 def _real_ce_side(W, M, sign, X):

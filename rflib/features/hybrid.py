@@ -76,7 +76,7 @@ def _fourier_side(T, sigma, log_norm, sign, X):
     X = _checks.points("X", X)
     T = _checks.projection_matrix("T", T, X.shape[1])
     proj = sigma * (X @ T.T)
-    body = sign * jnp.concatenate(fastmath.sincos(proj), axis=1)
+    body = sign * fastmath.sincos_columns(proj)
     return Features(jnp.full(X.shape[0], log_norm, dtype=X.dtype), body)
 
 
