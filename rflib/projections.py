@@ -140,16 +140,20 @@ def halton_gaussian(seed: int, m: int, d: int, *, randomisation: str = "scramble
     d-dimensional Halton sequence. ``randomisation="scramble"``: ``scipy.stats.qmc.Halton(d, scramble=True,
     seed=seed)``; ``"shift"``: the plain Halton sequence plus one uniform vector, modulo 1 (Cranley–Patterson, the
     randomisation of Avron et al. 2016). Either way each u is uniform on [0, 1)^d, so each ω is exactly N(0, I_d).
+    ``"none"``: the plain (deterministic) sequence from its second point on — its first point is 0, where Φ⁻¹ is
+    −∞ —; ``seed`` is ignored and the estimator built from it is biased (a diagnostic reading, not a random law).
 
     u is clipped to [1e-12, 1 − 1e-12] before Φ⁻¹. Returns a numpy array W: (m, d); the same seed gives the same matrix.
     """
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
-    _checks.one_of("randomisation", randomisation, ("scramble", "shift"))
+    _checks.one_of("randomisation", randomisation, ("scramble", "shift", "none"))
     from scipy import stats  # ~1 s to import; only this sampler needs it
 
     if randomisation == "scramble":
         u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
+    elif randomisation == "none":
+        u = stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m)
     else:
         shift = np.random.default_rng(int(seed)).uniform(size=d)
         u = (stats.qmc.Halton(d, scramble=False).random(m) + shift) % 1.0

@@ -114,6 +114,28 @@ def test_uci_study_monte_carlo_matches_the_closed_forms_on_the_same_pairs():
     assert abs(mc - out["closed_form"]["iid trig"]) < 5 * math.sqrt(2 / draws) * out["closed_form"]["iid trig"]
 
 
+def test_uci_fixed_projection_mse_is_the_exact_squared_error_of_the_deterministic_trig_estimator():
+    """With a fixed W the trig estimate is exp((‖x‖² + ‖y‖²)/2) · mean_i cos ω_iᵀ(x − y) (HRF eq 2), so the MSE on
+    the study's pairs is computed exactly; a W of the wrong width is refused."""
+    Z = datasets.standardize_to_sphere(np.random.default_rng(1).normal(size=(30, 3)))
+    W = np.random.default_rng(2).normal(size=(5, 3))
+    mean, sd = hrf_studies.uci_fixed_projection_mse(
+        Z, W, pair_rng=lambda rep: np.random.default_rng([3, rep]), reps=3, n_pairs=7
+    )
+    per_rep = []
+    for rep in range(3):
+        rng = np.random.default_rng([3, rep])
+        i = rng.integers(0, 30, size=7)
+        j = (i + rng.integers(1, 30, size=7)) % 30
+        x, y = Z[i], Z[j]
+        estimate = np.exp((np.sum(x**2, 1) + np.sum(y**2, 1)) / 2) * np.cos((x - y) @ W.T).mean(axis=1)
+        per_rep.append(np.mean((estimate - np.exp(np.sum(x * y, 1))) ** 2))
+    assert mean == pytest.approx(1e3 * np.mean(per_rep), rel=1e-12)
+    assert sd == pytest.approx(1e3 * np.std(per_rep), rel=1e-10)
+    with pytest.raises(ValueError, match="W has 4 columns but Z has 3"):
+        hrf_studies.uci_fixed_projection_mse(Z, np.ones((5, 4)), pair_rng=np.random.default_rng, reps=1, n_pairs=2)
+
+
 def test_hrfc_study_trig_and_favor_columns_are_unbiased_mse_estimates():
     """Lemma 2.2: averaged over trials, the trig and FAVOR+ MSEs on the evaluation pairs approach the closed-form
     mean MSE of those pairs, within 5 standard errors over trials."""

@@ -89,6 +89,17 @@ def test_shifted_halton_projections_are_the_halton_points_moved_by_one_uniform_v
         projections.halton_gaussian(3, 8, 4, randomisation="owen")
 
 
+def test_unrandomised_halton_projections_are_the_plain_sequence_from_its_second_point():
+    """randomisation="none": Φ⁻¹ of the van der Corput radical inverses 1/2, 1/4, 3/4, … (base 2) and 1/3, 2/3, 1/9, …
+    (base 3) — the first point, 0, is skipped — and the seed changes nothing."""
+    W = projections.halton_gaussian(3, 6, 2, randomisation="none")
+    np.testing.assert_array_equal(W, projections.halton_gaussian(99, 6, 2, randomisation="none"))
+    expected = np.array(
+        [[1 / 2, 1 / 3], [1 / 4, 2 / 3], [3 / 4, 1 / 9], [1 / 8, 4 / 9], [5 / 8, 7 / 9], [3 / 8, 2 / 9]]
+    )
+    np.testing.assert_allclose(stats.norm.cdf(W), expected, rtol=1e-12)
+
+
 def test_uci_datasets_load_offline_and_standardise_to_the_unit_sphere():
     wine, boston = datasets.load_wine(), datasets.load_boston()
     assert wine.shape == (178, 13) and boston.shape == (506, 13)
