@@ -4,9 +4,10 @@ and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead
 - **Against the public Performer code.** rflib's drop-in (:func:`rflib.attention.make_attention_fn`, FAVOR+) and
   :func:`benchmarks.performer_baseline.favor_plus` (the public code's algorithm) take the same (batch, L, heads, d)
   inputs and the same orthogonal W (m = 256, d = 64, float32). Each row's times are medians of ``rounds`` rounds in
-  which every contender is called in turn (interleaved, so drifts of the machine's speed hit all alike); the ratio
-  is baseline time / rflib time (> 1: rflib faster). With ``RFLIB_PERFORMER_REFERENCE`` naming a copy of the public
-  file, the unmodified public code is timed too (``public ms``).
+  which every contender is called once, in a shuffled order (interleaved, so drifts of the machine's speed hit all
+  alike); the ratio baseline time / rflib time (> 1: rflib faster) is the geometric mean of the per-round ratios,
+  with its delta-method standard error (:func:`paired_overhead`). With ``RFLIB_PERFORMER_REFERENCE`` naming a copy
+  of the public file, the unmodified public code is timed too (``public ms``).
 - **Gradients.** Forward + backward is ``jax.grad`` of Σ out ⊙ C for a fixed cotangent C, with respect to query, key
   and value; ``grad / fwd`` is its time over the forward's. Memory is XLA's compiled buffer plan (temporaries +
   outputs) of the forward + backward, read without running.
@@ -105,7 +106,7 @@ def run(
     batched=(4, 4096, 8),
     d: int = 64,
     m: int = 256,
-    rounds: int = 5,
+    rounds: int = 11,
     eager_length: int = 1024,
     seed: int = 0,
     *,
@@ -132,9 +133,15 @@ def run(
             public = performer_baseline.load_public(causal)
             if public is not None:
                 contenders["public"] = jax.jit(partial(public, W=W))
-            forward = interleaved_ms(contenders, (Q, K, V), rounds)
+            order = 2 * shapes.index((batch, L, heads)) + int(causal)  # a fresh shuffled order per comparison
+            fwd_samples = interleaved_samples(contenders, (Q, K, V), rounds, order_seed=order)
             grads = {name: _grad(fn, C) for name, fn in contenders.items()}
-            backward = interleaved_ms(grads, (Q, K, V), rounds)
+            grad_samples = interleaved_samples(grads, (Q, K, V), rounds, order_seed=order)
+            forward, backward = (
+                {n: 1e3 * float(np.median(v)) for n, v in s.items()} for s in (fwd_samples, grad_samples)
+            )
+            fwd_ratio, fwd_se = paired_overhead(fwd_samples["baseline"], fwd_samples["rflib"])
+            grad_ratio, grad_se = paired_overhead(grad_samples["baseline"], grad_samples["rflib"])
             memory = {name: harness.working_bytes(g.lower(Q, K, V).compile()) for name, g in grads.items()}
             work = useful_flops(batch * heads, L, d, m, d, backward=False)
             rows.append(
@@ -147,8 +154,11 @@ def run(
                     "FLOP grad / fwd": gradient_flop_ratio(L, d, m, d, causal),
                     "baseline fwd ms": forward["baseline"],
                     "baseline grad ms": backward["baseline"],
-                    "fwd ratio": forward["baseline"] / forward["rflib"],
-                    "grad ratio": backward["baseline"] / backward["rflib"],
+                    "fwd ratio": 1 + fwd_ratio,
+                    "fwd ratio s.e.": fwd_se,
+                    "grad ratio": 1 + grad_ratio,
+                    "grad ratio s.e.": grad_se,
+                    "rounds": rounds,
                     "grad MiB": memory["rflib"] / 2**20,
                     "baseline grad MiB": memory["baseline"] / 2**20,
                     "public fwd ms": forward.get("public"),
@@ -214,7 +224,9 @@ COLUMNS = [
     "baseline fwd ms",
     "baseline grad ms",
     "fwd ratio",
+    "fwd ratio s.e.",
     "grad ratio",
+    "grad ratio s.e.",
     "grad MiB",
     "baseline grad MiB",
     "public fwd ms",
@@ -235,7 +247,9 @@ FORMATS = {
     "baseline fwd ms": ".2f",
     "baseline grad ms": ".2f",
     "fwd ratio": ".2f",
+    "fwd ratio s.e.": ".2f",
     "grad ratio": ".2f",
+    "grad ratio s.e.": ".2f",
     "grad MiB": ".1f",
     "baseline grad MiB": ".1f",
     "public fwd ms": ".2f",

@@ -3,8 +3,10 @@
 HRF App D.4 / Sec L: the hybrid's 4m(n + 1) features are Kronecker products of 2m base and n λ features, so they
 cost d(2m + n) multiply-adds for the projections plus 4mn products — whereas a regular trigonometric map with as
 many features needs 2m(n + 1) projections of d multiply-adds each, O(mnd). Both maps are timed in the same run
-(jitted, float32, compile excluded; median of repeats) and the ratio is reported, with the FLOP ratio predicted by
-``hybrid.angular_hybrid_cost`` / ``hybrid.regular_cost``.
+(jitted, float32, compile excluded), in ``repeats`` rounds that call each once in a shuffled order; the speed-up is
+the geometric mean of the per-round ratios regular / hybrid with its delta-method standard error
+(``attention_gradients.paired_overhead``), next to the FLOP ratio predicted by ``hybrid.angular_hybrid_cost`` /
+``hybrid.regular_cost``.
 
 Run:  .venv/bin/python -m benchmarks --suite hrf_construction
 Not part of ``make test``: timings are machine-dependent. JAX picks the device (CPU here, GPU where present).
@@ -14,8 +16,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from benchmarks import harness
+from benchmarks.attention_gradients import interleaved_samples, paired_overhead
 from rflib.experiments.progress_bars import bar
 from rflib.features import classic, hybrid
 
@@ -42,8 +45,9 @@ def run(
             lambda X, a=W_pos, b=W_trig, t=T: hybrid.angular_hybrid_estimator(a, b, t).query_features(X).body
         )
         regular_map = jax.jit(lambda X, w=W_regular: classic.trig_features(w, X).body)
-        t_hyb = harness.seconds(hybrid_map, X, repeats=repeats)
-        t_reg = harness.seconds(regular_map, X, repeats=repeats)
+        samples = interleaved_samples({"hybrid": hybrid_map, "regular": regular_map}, (X,), repeats, order_seed=m * n)
+        t_hyb, t_reg = (float(np.median(samples[name])) for name in ("hybrid", "regular"))
+        excess, excess_se = paired_overhead(samples["regular"], samples["hybrid"])
         predicted = (
             hybrid.regular_cost(n_features, d)["total_flops"] / hybrid.angular_hybrid_cost(m, n, d)["total_flops"]
         )
@@ -54,12 +58,20 @@ def run(
                 "features": n_features,
                 "hybrid_ms": 1e3 * t_hyb,
                 "regular_ms": 1e3 * t_reg,
-                "speedup": t_reg / t_hyb,
+                "speedup": 1 + excess,
+                "speedup_se": excess_se,
+                "rounds": repeats,
                 "predicted_flop_ratio": predicted,
             }
         )
     return rows
 
 
-COLUMNS = ["m", "n", "features", "hybrid_ms", "regular_ms", "speedup", "predicted_flop_ratio"]
-FORMATS = {"hybrid_ms": ".3f", "regular_ms": ".3f", "speedup": ".2f", "predicted_flop_ratio": ".2f"}
+COLUMNS = ["m", "n", "features", "hybrid_ms", "regular_ms", "speedup", "speedup_se", "predicted_flop_ratio"]
+FORMATS = {
+    "hybrid_ms": ".3f",
+    "regular_ms": ".3f",
+    "speedup": ".2f",
+    "speedup_se": ".2f",
+    "predicted_flop_ratio": ".2f",
+}

@@ -31,7 +31,7 @@ SIZES = {
         "fitting_overhead": {"lengths": (256,), "repeats": 2},
         "hrf_construction": {"points": 256, "repeats": 2, "configs": ((8, 8),)},
         "kama_rotations": {"dims": (16,), "batches": (1,), "repeats": 2},
-        "attention_gradients": {"lengths": (256,), "batched": (2, 128, 2), "rounds": 1, "eager_length": 128},
+        "attention_gradients": {"lengths": (256,), "batched": (2, 128, 2), "rounds": 2, "eager_length": 128},
     },
 }
 
