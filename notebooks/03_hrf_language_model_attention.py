@@ -538,7 +538,7 @@ rec.record(
 # **Fig 10 (sampled-softmax training, App I.1).** 25 runs × 80 epochs of a 2-layer LSTM with sampled softmax, HRF vs
 # trig/FAVOR+ samplers. At our measured full-softmax training speed (`make ptb-lm`: 12 epochs in ≈ 26 minutes, about
 # 2.2 minutes an epoch on 2 CPU cores) the study is 2 000 epochs, ≈ 72 hours here; sampling the softmax saves part of
-# the output layer's cost, not the LSTM's, so it would still take days on this machine and hours on a GPU. The paper
+# the output layer's cost, not the LSTM's, so it would still take days on this machine. The paper
 # itself reports no significant difference between the RF samplers, so there is no quantitative claim to check.
 #
 # **Table 2 (speech, Conformer-Transducer on LibriSpeech).** LibriSpeech (~60 GB) is not available offline and a
