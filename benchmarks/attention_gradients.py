@@ -26,7 +26,6 @@ Run:  .venv/bin/python -m benchmarks --suite attention_gradients
 
 from __future__ import annotations
 
-import time
 from functools import partial
 
 import jax
@@ -34,29 +33,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks import harness, performer_baseline
+from benchmarks.harness import interleaved_samples, paired_overhead
 from rflib import attention, projections
 from rflib.experiments.progress_bars import bar
 from rflib.features import classic
 
 MATMUL_N = 2048
-
-
-def interleaved_samples(fns: dict, args, rounds: int, order_seed: int | None = None) -> dict[str, list[float]]:
-    """{name: seconds per round} of ``fns[name](*args)`` over ``rounds`` rounds that call every function once in turn
-    (after one warm-up call each), waiting for each result; in the order given, or, with ``order_seed``, in a fresh
-    random order each round (a call's position in the round biases it by a few per cent on the 2-core CPU: measured
-    +3 % for the first of two identical jitted calls, so small differences need shuffled rounds)."""
-    for fn in fns.values():
-        jax.block_until_ready(fn(*args))
-    names = list(fns)
-    shuffle = None if order_seed is None else np.random.default_rng(order_seed)
-    samples = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name in names if shuffle is None else shuffle.permutation(names):
-            start = time.perf_counter()
-            jax.block_until_ready(fns[name](*args))
-            samples[name].append(time.perf_counter() - start)
-    return samples
 
 
 def interleaved_ms(fns: dict, args, rounds: int) -> dict[str, float]:
@@ -202,16 +184,6 @@ def eager_overhead(W, L: int, d: int, rounds: int) -> list[dict]:
             }
         )
     return rows
-
-
-def paired_overhead(slow, fast) -> tuple[float, float]:
-    """(exp(mean log(slow/fast)) − 1, its standard error by the delta method) over paired rounds: the relative
-    extra time of ``slow``, from per-round ratios (interleaved, so a drift of the machine's speed cancels in each)."""
-    logs = np.log(np.asarray(slow) / np.asarray(fast))
-    if logs.size < 2:
-        raise ValueError("paired_overhead needs at least two rounds")
-    factor = float(np.exp(logs.mean()))
-    return factor - 1, factor * float(logs.std(ddof=1) / np.sqrt(logs.size))
 
 
 COLUMNS = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 
 import jax
 import jax.numpy as jnp
@@ -127,3 +128,31 @@ def wall_times_by_scale(root=".") -> dict[str, dict[str, float]]:
     from pathlib import Path
 
     return {scale: notebook_wall_times(Path(root) / path) for scale, path in EXECUTED_NOTEBOOKS.items()}
+
+
+def interleaved_samples(fns: dict, args, rounds: int, order_seed: int | None = None) -> dict[str, list[float]]:
+    """{name: seconds per round} of ``fns[name](*args)`` over ``rounds`` rounds that call every function once in turn
+    (after one warm-up call each), waiting for each result; in the order given, or, with ``order_seed``, in a fresh
+    random order each round (a call's position in the round biases it by a few per cent on the 2-core CPU: measured
+    +3 % for the first of two identical jitted calls, so small differences need shuffled rounds)."""
+    for fn in fns.values():
+        jax.block_until_ready(fn(*args))
+    names = list(fns)
+    shuffle = None if order_seed is None else np.random.default_rng(order_seed)
+    samples = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name in names if shuffle is None else shuffle.permutation(names):
+            start = time.perf_counter()
+            jax.block_until_ready(fns[name](*args))
+            samples[name].append(time.perf_counter() - start)
+    return samples
+
+
+def paired_overhead(slow, fast) -> tuple[float, float]:
+    """(exp(mean log(slow/fast)) − 1, its standard error by the delta method) over paired rounds: the relative
+    extra time of ``slow``, from per-round ratios (interleaved, so a drift of the machine's speed cancels in each)."""
+    logs = np.log(np.asarray(slow) / np.asarray(fast))
+    if logs.size < 2:
+        raise ValueError("paired_overhead needs at least two rounds")
+    factor = float(np.exp(logs.mean()))
+    return factor - 1, factor * float(logs.std(ddof=1) / np.sqrt(logs.size))

@@ -5,7 +5,7 @@ cost d(2m + n) multiply-adds for the projections plus 4mn products — whereas a
 many features needs 2m(n + 1) projections of d multiply-adds each, O(mnd). Both maps are timed in the same run
 (jitted, float32, compile excluded), in ``repeats`` rounds that call each once in a shuffled order; the speed-up is
 the geometric mean of the per-round ratios regular / hybrid with its delta-method standard error
-(``attention_gradients.paired_overhead``), next to the FLOP ratio predicted by ``hybrid.angular_hybrid_cost`` /
+(``harness.paired_overhead``), next to the FLOP ratio predicted by ``hybrid.angular_hybrid_cost`` /
 ``hybrid.regular_cost``.
 
 Run:  .venv/bin/python -m benchmarks --suite hrf_construction
@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.attention_gradients import interleaved_samples, paired_overhead
+from benchmarks.harness import interleaved_samples, paired_overhead
 from rflib.experiments.progress_bars import bar
 from rflib.features import classic, hybrid
 

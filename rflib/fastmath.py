@@ -50,10 +50,15 @@ def _library(x):
 
 def sincos(x) -> tuple[jax.Array, jax.Array]:
     """(sin x, cos x) elementwise, any shape; traceable (use inside jit).  Fast on CPU in float32 (module doc)."""
-    x = jnp.asarray(x)
+    return _fast_or_library(jnp.asarray(x), _sincos_reduced, _library)
+
+
+def _fast_or_library(x, fast, library):
+    """``fast(x)`` where the fast path applies (float32 on the CPU backend, max |x| ≤ FAST_LIMIT, decided inside
+    jit), else ``library(x)``."""
     if x.dtype != jnp.float32 or jax.default_backend() != "cpu" or x.size == 0:
-        return _library(x)
-    return jax.lax.cond(jnp.max(jnp.abs(x)) <= FAST_LIMIT, _sincos_reduced, _library, x)
+        return library(x)
+    return jax.lax.cond(jnp.max(jnp.abs(x)) <= FAST_LIMIT, fast, library, x)
 
 
 def sincos_columns(x) -> jax.Array:
@@ -70,9 +75,7 @@ def sincos_columns(x) -> jax.Array:
     def joined(branch):
         return lambda x: jnp.stack(branch(x), axis=1).reshape(x.shape[0], 2 * x.shape[1])
 
-    if x.dtype != jnp.float32 or jax.default_backend() != "cpu" or x.size == 0:
-        return joined(_library)(x)
-    return jax.lax.cond(jnp.max(jnp.abs(x)) <= FAST_LIMIT, joined(_sincos_reduced), joined(_library), x)
+    return _fast_or_library(x, joined(_sincos_reduced), joined(_library))
 
 
 def cos(x) -> jax.Array:

@@ -198,11 +198,11 @@ def test_gradient_flop_ratio_counts_both_operand_gradients_of_every_product_but_
 
 def test_paired_overhead_is_the_geometric_mean_ratio_with_a_delta_method_standard_error():
     fast = np.array([1.0, 2.0, 4.0, 3.0])
-    overhead, se = attention_gradients.paired_overhead(1.1 * fast, fast)  # a constant 10 % in every round
+    overhead, se = harness.paired_overhead(1.1 * fast, fast)  # a constant 10 % in every round
     assert overhead == pytest.approx(0.1) and se == pytest.approx(0.0, abs=1e-12)
     logs = np.log([1.2, 1.0, 1.1, 1.3])
-    overhead, se = attention_gradients.paired_overhead(np.exp(logs) * fast, fast)
+    overhead, se = harness.paired_overhead(np.exp(logs) * fast, fast)
     g = np.exp(logs.mean())
     assert overhead == pytest.approx(g - 1) and se == pytest.approx(g * logs.std(ddof=1) / 2)
     with pytest.raises(ValueError, match="two rounds"):
-        attention_gradients.paired_overhead([1.0], [1.0])
+        harness.paired_overhead([1.0], [1.0])

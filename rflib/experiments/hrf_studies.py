@@ -187,6 +187,13 @@ def projection_flop_matched_m(M: int, n: int, d: int) -> int:
     return (M * d - n * d) // (2 * d + 4 * n)
 
 
+def random_pairs(rng: np.random.Generator, n_points: int, n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (i, j) of ``n_pairs`` random pairs of distinct points among ``n_points``, i uniform and j ≠ i
+    uniform among the others (a fixed count, so one compile per study): the pairs of every Table 1 study."""
+    i = rng.integers(0, n_points, size=n_pairs)
+    return i, (i + rng.integers(1, n_points, size=n_pairs)) % n_points
+
+
 def uci_mse_study(
     Z,
     *,
@@ -231,8 +238,7 @@ def uci_mse_study(
     closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({m}, {n})": [], alt_name: []}
     for rep in bar(range(reps), f"Table 1, {Z.shape[0]} points in d = {Z.shape[1]}", progress):
         rng = pair_rng(rep)
-        i = rng.integers(0, Z.shape[0], size=n_pairs)
-        j = (i + rng.integers(1, Z.shape[0], size=n_pairs)) % Z.shape[0]  # j ≠ i; fixed count: one compile
+        i, j = random_pairs(rng, Z.shape[0], n_pairs)
         X, Y = Z[i], Z[j]
         sm = np.exp(np.sum(X * Y, axis=1))
         closed_rows["iid trig"].append(float(np.mean(moments.classic.mse_trig(X, Y, M))))
@@ -269,8 +275,7 @@ def uci_fixed_projection_mse(
     per_rep = []
     for rep in range(reps):
         rng = pair_rng(rep)
-        i = rng.integers(0, Z.shape[0], size=n_pairs)
-        j = (i + rng.integers(1, Z.shape[0], size=n_pairs)) % Z.shape[0]  # the draws of uci_mse_study, in its order
+        i, j = random_pairs(rng, Z.shape[0], n_pairs)
         X, Y = Z[i], Z[j]
         error = np.asarray(estimator.paired(X, Y)) - np.exp(np.sum(X * Y, axis=1))
         per_rep.append(float(np.mean(error**2)))
@@ -324,8 +329,7 @@ def uci_exact_mse(Z, *, rng: np.random.Generator, n_pairs: int, M: int, m: int, 
     over the pairs; ``beyond``: the fraction of pairs whose angle exceeds :func:`hybrid_can_beat_trig_above`;
     ``mean_cos``: the mean cosine of the pairs."""
     Z = _checks.finite_numpy("Z", Z, 2)
-    i = rng.integers(0, Z.shape[0], size=n_pairs)
-    j = (i + rng.integers(1, Z.shape[0], size=n_pairs)) % Z.shape[0]
+    i, j = random_pairs(rng, Z.shape[0], n_pairs)
     X, Y = Z[i], Z[j]
     cos = np.sum(X * Y, axis=1) / (np.linalg.norm(X, axis=1) * np.linalg.norm(Y, axis=1))
     theta = np.arccos(np.clip(cos, -1.0, 1.0))
