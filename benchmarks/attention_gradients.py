@@ -4,17 +4,19 @@ and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead
 - **Against the public Performer code.** rflib's drop-in (:func:`rflib.attention.make_attention_fn`, FAVOR+) and
   :func:`benchmarks.performer_baseline.favor_plus` (the public code's algorithm) take the same (batch, L, heads, d)
   inputs and the same orthogonal W (m = 256, d = 64, float32). Each row's times are medians of ``rounds`` rounds in
-  which every contender is called once, in a shuffled order (interleaved, so drifts of the machine's speed hit all
-  alike); the ratio baseline time / rflib time (> 1: rflib faster) is the geometric mean of the per-round ratios,
-  with its delta-method standard error (:func:`paired_overhead`). With ``RFLIB_PERFORMER_REFERENCE`` naming a copy
+  which every call of the row (each contender's forward and forward + backward, and the matmul below) is made once,
+  in a shuffled order (interleaved, so drifts of the machine's speed hit all alike); every ratio — baseline time /
+  rflib time (> 1: rflib faster), grad / fwd, the FLOP/s fractions — is the geometric mean of the per-round ratios,
+  with its delta-method standard error (:func:`harness.paired_ratio`). With ``RFLIB_PERFORMER_REFERENCE`` naming a copy
   of the public file, the unmodified public code is timed too (``public ms``).
 - **Gradients.** Forward + backward is ``jax.grad`` of Σ out ⊙ C for a fixed cotangent C, with respect to query, key
   and value; ``grad / fwd`` is its time over the forward's. Memory is XLA's compiled buffer plan (temporaries +
   outputs) of the forward + backward, read without running.
-- **Distance to the machine's limit.** The same run times a float32 (n × n)·(n × n) matmul (n = 2048) for the
-  machine's dense FLOP/s. Linear attention's useful work is counted as its matmuls: the two feature projections
-  (2·L·d·m each) and the state and read-out products (2·L·m·(d_v + 1) each), ×3 for forward + backward; achieved
-  FLOP/s over the matmul's is ``fraction``. Elementwise work (exponentials) is not counted as useful.
+- **Distance to the machine's limit.** Every round also times a float32 (n × n)·(n × n) matmul (n = 2048) for the
+  machine's dense FLOP/s (the "matmul" row: 2n³ / its median time over all rounds). Linear attention's useful work
+  is counted as its matmuls: the two feature projections (2·L·d·m each) and the state and read-out products
+  (2·L·m·(d_v + 1) each), ×3 for forward + backward; achieved FLOP/s over the matmul's is ``fraction``. Elementwise
+  work (exponentials) is not counted as useful.
 - **Eager overhead.** :func:`rflib.attention.linear_attention` called eagerly (validation, one compiled call, one
   read of its finiteness flags) against the same call inside the caller's ``jax.jit``, at L = 1 024, with the
   projection W an argument of both (as a model's parameters are). ``jit, W constant ms`` times the caller's jit with
@@ -33,24 +35,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from benchmarks import harness, performer_baseline
-from benchmarks.harness import interleaved_samples, paired_overhead
+from benchmarks.harness import interleaved_samples, paired_overhead, paired_ratio
 from rflib import attention, projections
 from rflib.experiments.progress_bars import bar
 from rflib.features import classic
 
 MATMUL_N = 2048
-
-
-def interleaved_ms(fns: dict, args, rounds: int) -> dict[str, float]:
-    """{name: median ms} of :func:`interleaved_samples`."""
-    return {name: 1e3 * float(np.median(s)) for name, s in interleaved_samples(fns, args, rounds).items()}
-
-
-def matmul_flops_per_second(n: int = MATMUL_N, rounds: int = 5) -> float:
-    """This machine's dense float32 matmul rate: 2n³ / median time of an (n × n)·(n × n) product."""
-    a, b = (jax.random.normal(k, (n, n), jnp.float32) for k in jax.random.split(jax.random.key(0)))
-    ms = interleaved_ms({"matmul": jax.jit(jnp.matmul)}, (a, b), rounds)["matmul"]
-    return 2 * n**3 / (ms / 1e3)
 
 
 def useful_flops(batch_heads: int, L: int, d: int, m: int, d_v: int, backward: bool) -> float:
@@ -83,6 +73,11 @@ def _grad(fn, cotangent):
     return jax.jit(jax.grad(lambda q, k, v: jnp.sum(fn(q, k, v) * cotangent), argnums=(0, 1, 2)))
 
 
+def _attention_only(fn):
+    """``fn(q, k, v)`` called with the round's shared arguments (q, k, v, and the matmul's two operands)."""
+    return lambda q, k, v, a, b: fn(q, k, v)
+
+
 def run(
     lengths=(4096, 16384),
     batched=(4, 4096, 8),
@@ -99,8 +94,10 @@ def run(
     "eager" row per direction."""
     key = jax.random.key(seed)
     W = projections.orthogonal(jax.random.fold_in(key, 1), m, d).astype(jnp.float32)
-    flops_per_s = matmul_flops_per_second()
-    rows = [{"case": f"matmul {MATMUL_N}³ float32", "GFLOP/s": flops_per_s / 1e9}]
+    A, B = (jax.random.normal(k, (MATMUL_N, MATMUL_N), jnp.float32) for k in jax.random.split(jax.random.key(0)))
+    matmul = jax.jit(jnp.matmul)
+    matmul_seconds = []
+    rows = []
     shapes = [(1, L, 1) for L in lengths] + [tuple(batched)]
     for batch, L, heads in bar(shapes, "attention gradients", progress, leave=False):
         kq, kk, kv, kc = jax.random.split(jax.random.fold_in(key, L * batch), 4)
@@ -111,44 +108,58 @@ def run(
                 "favor+", d, projection_key=jax.random.fold_in(key, 1), num_features=m, causal=causal
             )
             theirs = partial(performer_baseline.favor_plus, W=W, causal=causal)
-            contenders = {"rflib": jax.jit(ours), "baseline": jax.jit(theirs)}
+            forwards = {"rflib": jax.jit(ours), "baseline": jax.jit(theirs)}
             public = performer_baseline.load_public(causal)
             if public is not None:
-                contenders["public"] = jax.jit(partial(public, W=W))
+                forwards["public"] = jax.jit(partial(public, W=W))
+            grads = {name: _grad(fn, C) for name, fn in forwards.items()}
+            contenders = {
+                **{name: _attention_only(fn) for name, fn in forwards.items()},
+                **{f"{name} grad": _attention_only(fn) for name, fn in grads.items()},
+                "matmul": lambda q, k, v, a, b: matmul(a, b),
+            }
             order = 2 * shapes.index((batch, L, heads)) + int(causal)  # a fresh shuffled order per comparison
-            fwd_samples = interleaved_samples(contenders, (Q, K, V), rounds, order_seed=order)
-            grads = {name: _grad(fn, C) for name, fn in contenders.items()}
-            grad_samples = interleaved_samples(grads, (Q, K, V), rounds, order_seed=order)
-            forward, backward = (
-                {n: 1e3 * float(np.median(v)) for n, v in s.items()} for s in (fwd_samples, grad_samples)
+            samples = interleaved_samples(contenders, (Q, K, V, A, B), rounds, order_seed=order)
+            matmul_seconds += samples["matmul"]
+            median_ms = {name: 1e3 * float(np.median(v)) for name, v in samples.items()}
+            fwd_ratio, fwd_se = paired_ratio(samples["baseline"], samples["rflib"])
+            grad_ratio, grad_se = paired_ratio(samples["baseline grad"], samples["rflib grad"])
+            grad_over_fwd, grad_over_fwd_se = paired_ratio(samples["rflib grad"], samples["rflib"])
+            # achieved / matmul FLOP/s = (work / t_attention) / (2n³ / t_matmul): a per-round ratio of times
+            work = useful_flops(batch * heads, L, d, m, d, backward=False) / (2 * MATMUL_N**3)
+            fraction_fwd, fraction_fwd_se = (work * x for x in paired_ratio(samples["matmul"], samples["rflib"]))
+            fraction_grad, fraction_grad_se = (
+                3 * work * x for x in paired_ratio(samples["matmul"], samples["rflib grad"])
             )
-            fwd_ratio, fwd_se = paired_overhead(fwd_samples["baseline"], fwd_samples["rflib"])
-            grad_ratio, grad_se = paired_overhead(grad_samples["baseline"], grad_samples["rflib"])
             memory = {name: harness.working_bytes(g.lower(Q, K, V).compile()) for name, g in grads.items()}
-            work = useful_flops(batch * heads, L, d, m, d, backward=False)
             rows.append(
                 {
                     "case": f"{batch}×{heads} heads, L = {L}" if batch * heads > 1 else f"L = {L}",
                     "causal": causal,
-                    "fwd ms": forward["rflib"],
-                    "grad ms": backward["rflib"],
-                    "grad / fwd": backward["rflib"] / forward["rflib"],
+                    "fwd ms": median_ms["rflib"],
+                    "grad ms": median_ms["rflib grad"],
+                    "grad / fwd": grad_over_fwd,
+                    "grad / fwd s.e.": grad_over_fwd_se,
                     "FLOP grad / fwd": gradient_flop_ratio(L, d, m, d, causal),
-                    "baseline fwd ms": forward["baseline"],
-                    "baseline grad ms": backward["baseline"],
-                    "fwd ratio": 1 + fwd_ratio,
+                    "baseline fwd ms": median_ms["baseline"],
+                    "baseline grad ms": median_ms["baseline grad"],
+                    "fwd ratio": fwd_ratio,
                     "fwd ratio s.e.": fwd_se,
-                    "grad ratio": 1 + grad_ratio,
+                    "grad ratio": grad_ratio,
                     "grad ratio s.e.": grad_se,
                     "rounds": rounds,
                     "grad MiB": memory["rflib"] / 2**20,
                     "baseline grad MiB": memory["baseline"] / 2**20,
-                    "public fwd ms": forward.get("public"),
-                    "public grad ms": backward.get("public"),
-                    "fraction fwd": work / (forward["rflib"] / 1e3) / flops_per_s,
-                    "fraction grad": 3 * work / (backward["rflib"] / 1e3) / flops_per_s,
+                    "public fwd ms": median_ms.get("public"),
+                    "public grad ms": median_ms.get("public grad"),
+                    "fraction fwd": fraction_fwd,
+                    "fraction fwd s.e.": fraction_fwd_se,
+                    "fraction grad": fraction_grad,
+                    "fraction grad s.e.": fraction_grad_se,
                 }
             )
+    flops_per_s = 2 * MATMUL_N**3 / float(np.median(matmul_seconds))
+    rows.insert(0, {"case": f"matmul {MATMUL_N}³ float32", "GFLOP/s": flops_per_s / 1e9})
     rows += eager_overhead(W, eager_length, d, rounds=4 * rounds)
     return rows
 
@@ -192,6 +203,7 @@ COLUMNS = [
     "fwd ms",
     "grad ms",
     "grad / fwd",
+    "grad / fwd s.e.",
     "FLOP grad / fwd",
     "baseline fwd ms",
     "baseline grad ms",
@@ -204,7 +216,9 @@ COLUMNS = [
     "public fwd ms",
     "public grad ms",
     "fraction fwd",
+    "fraction fwd s.e.",
     "fraction grad",
+    "fraction grad s.e.",
     "jit ms",
     "jit, W constant ms",
     "eager overhead",
@@ -215,6 +229,7 @@ FORMATS = {
     "fwd ms": ".2f",
     "grad ms": ".2f",
     "grad / fwd": ".2f",
+    "grad / fwd s.e.": ".2f",
     "FLOP grad / fwd": ".2f",
     "baseline fwd ms": ".2f",
     "baseline grad ms": ".2f",
@@ -227,7 +242,9 @@ FORMATS = {
     "public fwd ms": ".2f",
     "public grad ms": ".2f",
     "fraction fwd": ".1%",
+    "fraction fwd s.e.": ".1%",
     "fraction grad": ".1%",
+    "fraction grad s.e.": ".1%",
     "jit ms": ".2f",
     "jit, W constant ms": ".2f",
     "eager overhead": ".1%",

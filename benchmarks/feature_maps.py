@@ -1,11 +1,12 @@
 """Suite 1: feature maps against the roofline of their projection matmul ``X @ W.T``.
 
 Every map is timed jitted, in float32, at L points of dimension d with m projection rows, next to the bare matmul
-``X @ W.T`` with the same W (m, d) measured in the same run. The elementwise part of each map (exp, or sin and cos)
-is timed alone on an array of the map's output shape: it is the one cost a map may add to the matmul. Maps that
-write 2m columns (hyperbolic, trigonometric, HRF) are also compared with a matmul of 2m rows, which writes as much.
-GERF and SDERF are timed after fitting (the fit is suite 3). The angular hybrid (HRF) has 4m'(n + 1) features from
-2m' + n projections; it is configured to the trigonometric map's width 2m.
+``X @ W.T`` with the same W (m, d), in shuffled interleaved rounds (a ratio is the geometric mean of the per-round
+ratios, with its standard error, so that a verdict on a target is decided, not read off one run). The elementwise
+part of each map (exp, or sin and cos) is timed alone on an array of the map's output shape: it is the one cost a
+map may add to the matmul. Maps that write 2m columns (hyperbolic, trigonometric, HRF) are also compared with a
+matmul of 2m rows, which writes as much. GERF and SDERF are timed after fitting (the fit is suite 3). The angular
+hybrid (HRF) has 4m'(n + 1) features from 2m' + n projections; it is configured to the trigonometric map's width 2m.
 
 Run:  .venv/bin/python -m benchmarks --suite feature_maps
 """
@@ -16,6 +17,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from benchmarks import harness
 from rflib import fastmath, projections
@@ -49,45 +51,69 @@ def run(
     L: int = 4096,
     d: int = 64,
     m: int = 256,
-    repeats: int = 15,
-    min_seconds: float = 0.05,
+    rounds: int = 21,
+    calls: int = 5,
     seed: int = 0,
     *,
     progress: bool = False,
 ) -> list[dict]:
-    """One row per map: its time, the matmul's, their ratio, the elementwise part's time, and whether the float32
-    output is finite. The first row is the matmul baseline itself."""
+    """One row per map: its time, its ratios to the m-wide matmul and to the matmul writing as many columns (each
+    with its standard error), the elementwise part's time, and whether the float32 output is finite. The first two
+    rows are the matmul baselines.
+
+    Every map is timed in ``rounds`` shuffled rounds with the two matmuls and its elementwise part (each call
+    ``calls`` times a round, :func:`harness.interleaved_samples`); a ratio is the geometric mean of the per-round
+    ratios with its delta-method standard error (:func:`harness.paired_ratio`); times are medians over the rounds."""
     key = jax.random.key(seed)
     kx, ky, kw, kh = jax.random.split(key, 4)
     X = d**-0.25 * jax.random.normal(kx, (L, d), jnp.float32)
     Y = d**-0.25 * jax.random.normal(ky, (L, d), jnp.float32)
     W = projections.orthogonal(kw, m, d).astype(jnp.float32)
-    time = partial(harness.seconds, repeats=repeats, min_seconds=min_seconds)
-    matmul = jax.jit(lambda X: X @ W.T)
-    base = time(matmul, X)
     W_wide = jnp.concatenate([W, -W])
-    wide = time(jax.jit(lambda X: X @ W_wide.T), X)
-    same_width = {m: base, 2 * m: wide}
+    matmuls = {m: jax.jit(lambda X, P: X @ W.T), 2 * m: jax.jit(lambda X, P: X @ W_wide.T)}
+    samples = partial(harness.interleaved_samples, rounds=rounds, calls=calls)
+    median_ms = lambda seconds: 1e3 * float(np.median(seconds))  # noqa: E731
+
+    pair = samples({"m": matmuls[m], "2m": matmuls[2 * m]}, (X, None), order_seed=0)
+    wide, wide_se = harness.paired_ratio(pair["2m"], pair["m"])
     rows = [
-        {"map": "X @ W.T (baseline)", "features": m, "ms": 1e3 * base, "ratio": 1.0, "ratio_same_width": 1.0},
-        {"map": "X @ [W; −W].T (2m-wide output)", "features": 2 * m, "ms": 1e3 * wide, "ratio": wide / base},
+        {"map": "X @ W.T (baseline)", "features": m, "ms": median_ms(pair["m"]), "ratio": 1.0, "ratio_same_width": 1.0},
+        {
+            "map": "X @ [W; −W].T (2m-wide output)",
+            "features": 2 * m,
+            "ms": median_ms(pair["2m"]),
+            "ratio": wide,
+            "ratio s.e.": wide_se,
+        },
     ]
-    for name, (fn, elementwise, width) in bar(_maps(W, X, Y, kh, m).items(), "feature maps", progress, leave=False):
-        jitted = jax.jit(fn)
-        out = jitted(X)
+    maps = _maps(W, X, Y, kh, m).items()
+    for order, (name, (fn, elementwise, width)) in enumerate(bar(maps, "feature maps", progress, leave=False), 1):
+        out = jax.jit(fn)(X)
         P = jax.random.normal(key, (L, width if elementwise is jnp.exp else width // 2), jnp.float32)
-        t_map, t_elem = time(jitted, X), time(jax.jit(elementwise), P)
+        fns = {
+            "map": jax.jit(lambda X, P, fn=fn: fn(X)),
+            "elementwise": jax.jit(lambda X, P, f=elementwise: f(P)),
+            "m": matmuls[m],
+            "same width": matmuls[width],
+        }
+        times = samples(fns, (X, P), order_seed=order)
+        ratio, ratio_se = harness.paired_ratio(times["map"], times["m"])
+        same_width, same_width_se = harness.paired_ratio(times["map"], times["same width"])
+        t_map, t_elem = median_ms(times["map"]), median_ms(times["elementwise"])
         rows.append(
             {
                 "map": name,
                 "features": int(out.shape[1]),
-                "ms": 1e3 * t_map,
-                "ratio": t_map / base,
-                "elementwise_ms": 1e3 * t_elem,
-                "ratio_without_elementwise": (t_map - t_elem) / base,
-                "ratio_same_width": t_map / same_width[int(out.shape[1])],
+                "ms": t_map,
+                "ratio": ratio,
+                "ratio s.e.": ratio_se,
+                "elementwise_ms": t_elem,
+                "ratio_without_elementwise": ratio * (1 - t_elem / t_map),
+                "ratio_same_width": same_width,
+                "ratio_same_width s.e.": same_width_se,
+                "rounds": rounds,
                 "finite": bool(jnp.all(jnp.isfinite(out))),
-                "within_target": t_map / base <= TARGET_RATIO,
+                "within_target": ratio <= TARGET_RATIO,
             }
         )
     return rows
@@ -98,17 +124,21 @@ COLUMNS = [
     "features",
     "ms",
     "ratio",
+    "ratio s.e.",
     "elementwise_ms",
     "ratio_without_elementwise",
     "ratio_same_width",
+    "ratio_same_width s.e.",
     "finite",
 ]
 FORMATS = {
     "ms": ".3f",
     "ratio": ".2f",
+    "ratio s.e.": ".2f",
     "elementwise_ms": ".3f",
     "ratio_without_elementwise": ".2f",
     "ratio_same_width": ".2f",
+    "ratio_same_width s.e.": ".2f",
 }
 
 

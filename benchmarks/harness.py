@@ -130,11 +130,17 @@ def wall_times_by_scale(root=".") -> dict[str, dict[str, float]]:
     return {scale: notebook_wall_times(Path(root) / path) for scale, path in EXECUTED_NOTEBOOKS.items()}
 
 
-def interleaved_samples(fns: dict, args, rounds: int, order_seed: int | None = None) -> dict[str, list[float]]:
-    """{name: seconds per round} of ``fns[name](*args)`` over ``rounds`` rounds that call every function once in turn
-    (after one warm-up call each), waiting for each result; in the order given, or, with ``order_seed``, in a fresh
-    random order each round (a call's position in the round biases it by a few per cent on the 2-core CPU: measured
-    +3 % for the first of two identical jitted calls, so small differences need shuffled rounds)."""
+def interleaved_samples(
+    fns: dict, args, rounds: int, order_seed: int | None = None, calls: int = 1
+) -> dict[str, list[float]]:
+    """{name: seconds per call, one value per round} of ``fns[name](*args)`` over ``rounds`` rounds that call every
+    function in turn (after one warm-up call each), waiting for each result; in the order given, or, with
+    ``order_seed``, in a fresh random order each round (a call's position in the round biases it by a few per cent on
+    the 2-core CPU: measured +3 % for the first of two identical jitted calls, so small differences need shuffled
+    rounds). ``calls``: consecutive calls per function per round, their mean time the round's value (short calls of
+    a millisecond or two are otherwise dominated by the timer's and the scheduler's jitter)."""
+    if calls < 1:
+        raise ValueError(f"calls must be a positive integer, got {calls!r}")
     for fn in fns.values():
         jax.block_until_ready(fn(*args))
     names = list(fns)
@@ -143,16 +149,24 @@ def interleaved_samples(fns: dict, args, rounds: int, order_seed: int | None = N
     for _ in range(rounds):
         for name in names if shuffle is None else shuffle.permutation(names):
             start = time.perf_counter()
-            jax.block_until_ready(fns[name](*args))
-            samples[name].append(time.perf_counter() - start)
+            for _ in range(calls):
+                jax.block_until_ready(fns[name](*args))
+            samples[name].append((time.perf_counter() - start) / calls)
     return samples
 
 
-def paired_overhead(slow, fast) -> tuple[float, float]:
-    """(exp(mean log(slow/fast)) − 1, its standard error by the delta method) over paired rounds: the relative
-    extra time of ``slow``, from per-round ratios (interleaved, so a drift of the machine's speed cancels in each)."""
-    logs = np.log(np.asarray(slow) / np.asarray(fast))
+def paired_ratio(numerator, denominator) -> tuple[float, float]:
+    """(exp(mean log(numerator / denominator)), its standard error by the delta method) over paired rounds: the
+    geometric-mean time ratio, from per-round ratios (interleaved, so a drift of the machine's speed cancels in
+    each). numerator, denominator: (rounds,) seconds from :func:`interleaved_samples`, rounds ≥ 2."""
+    logs = np.log(np.asarray(numerator, float) / np.asarray(denominator, float))
     if logs.size < 2:
-        raise ValueError("paired_overhead needs at least two rounds")
-    factor = float(np.exp(logs.mean()))
-    return factor - 1, factor * float(logs.std(ddof=1) / np.sqrt(logs.size))
+        raise ValueError("a paired ratio needs at least two rounds")
+    ratio = float(np.exp(logs.mean()))
+    return ratio, ratio * float(logs.std(ddof=1) / np.sqrt(logs.size))
+
+
+def paired_overhead(slow, fast) -> tuple[float, float]:
+    """(:func:`paired_ratio` − 1, its standard error): the relative extra time of ``slow`` over paired rounds."""
+    ratio, se = paired_ratio(slow, fast)
+    return ratio - 1, se

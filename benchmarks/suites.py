@@ -26,7 +26,7 @@ SUITES = {
 SIZES = {
     "full": {name: {} for name in SUITES},
     "quick": {
-        "feature_maps": {"L": 256, "repeats": 2, "min_seconds": 0.0},
+        "feature_maps": {"L": 256, "rounds": 2, "calls": 1},
         "attention_scaling": {"lengths": (256,), "repeats": 1},
         "fitting_overhead": {"lengths": (256,), "repeats": 2},
         "hrf_construction": {"points": 256, "repeats": 2, "configs": ((8, 8),)},

@@ -87,8 +87,10 @@ if not device["allocator_tuned"]:
 #
 # Each map computes a projection $XW^\top$ (L × m), then an elementwise function (exp, or sin and cos), and
 # writes m or 2m columns. The only cost a map may add to the matmul is the elementwise one. The **target is every
-# map within 2× of the matmul** at L = 4096, d = 64, m = 256. The table also times the elementwise part alone and
-# shows what is left without it.
+# map within 2× of the matmul** at L = 4096, d = 64, m = 256, and the performance issue's: within 1.25× of a
+# matmul writing as many columns (the angular hybrid 1.5×). Each map is timed in shuffled rounds with both matmuls
+# and its elementwise part alone (which shows what is left without it); a ratio is the geometric mean of the
+# per-round ratios, with its standard error.
 
 # %%
 fm_rows = run_suite("feature_maps", size, progress=True)["rows"]
@@ -106,18 +108,27 @@ ax.set(xlabel="time / time of X @ W.T (unitless)", ylabel="feature map", title=p
 ax.invert_yaxis()
 title = f"Feature-map cost relative to the bare projection matmul ({scale} scale, float32, {device['backend']})"
 plotting.finish_figure(fig, "performance_feature_maps", title, legend=dict(fontsize=8, loc="lower right"))
+MAPS_Z = interval_z(samples=min(r["rounds"] for r in maps), parts=len(maps))
+
+
+def _ratio_and_se(row, ratio):
+    return {"ratio": round(row[ratio], 3), "s.e.": round(row[f"{ratio} s.e."], 3)}
+
+
 rec.record(
     "feature_maps_within_2x_of_matmul",
     "Every feature map costs at most 2× its projection matmul X @ Wᵀ (L = 4096, d = 64, m = 256, float32)",
     paper="performance issue target (the papers give no timings)",
-    ours={r["map"]: round(r["ratio"], 2) for r in maps},
-    holds=not any(r["ratio"] > feature_maps.TARGET_RATIO for r in maps),
-    criterion=f"every map's median time ≤ {feature_maps.TARGET_RATIO:g}× the matmul's, timed in the same run",
+    ours={r["map"]: _ratio_and_se(r, "ratio") for r in maps},
+    holds=combine(decide(r["ratio"], r["ratio s.e."], below=feature_maps.TARGET_RATIO, z=MAPS_Z) for r in maps),
+    criterion=f"every map's time / the matmul's (geometric mean of per-round ratios, shuffled interleaved rounds) ± "
+    f"{MAPS_Z:.2f} s.e. (Student-t over the rounds, Bonferroni over the maps) below {feature_maps.TARGET_RATIO:g}; "
+    "fails if any interval lies wholly above, else inconclusive",
     meaningful_at="standard",
     reduced=SMALL_SIZES,
     expected="fails",
-    because="the hyperbolic and trigonometric maps write 2m columns and evaluate exp or sin/cos on each: 3.7–4.2× the "
-    "m-column matmul at standard scale (about 2× a matmul writing as many columns); the performance issue targets it",
+    because="the hyperbolic and trigonometric maps write 2m columns and evaluate exp or sin/cos on each: 2.3× the "
+    "m-column matmul at standard scale (about 1.3× a matmul writing as many columns); the performance issue targets it",
     note=feature_maps.target_note(maps),
 )
 EQUAL_WIDTH_TARGET = {name: 1.5 if name.startswith("HRF") else 1.25 for name in (r["map"] for r in maps)}
@@ -128,15 +139,19 @@ rec.record(
     paper="performance issue target (the papers give no timings)",
     ours={
         r["map"]: {
-            "ratio to the equal-width matmul": round(r["ratio_same_width"], 2),
+            **_ratio_and_se(r, "ratio_same_width"),
             "target": EQUAL_WIDTH_TARGET[r["map"]],
             "elementwise share of the map's time": round(r["elementwise_ms"] / r["ms"], 2),
         }
         for r in maps
     },
-    holds=all(r["ratio_same_width"] <= EQUAL_WIDTH_TARGET[r["map"]] for r in maps),
-    criterion="every map's median time / the median time of X @ Wᵀ with as many output columns (m, or 2m from "
-    "[W; −W]), timed in the same run, at most its target",
+    holds=combine(
+        decide(r["ratio_same_width"], r["ratio_same_width s.e."], below=EQUAL_WIDTH_TARGET[r["map"]], z=MAPS_Z)
+        for r in maps
+    ),
+    criterion=f"every map's time / the time of X @ Wᵀ with as many output columns (m, or 2m from [W; −W]; geometric "
+    f"mean of per-round ratios, shuffled interleaved rounds) ± {MAPS_Z:.2f} s.e. (Student-t over the rounds, "
+    "Bonferroni over the maps) below its target; fails if any interval lies wholly above, else inconclusive",
     meaningful_at="standard",
     reduced=SMALL_SIZES,
     expected="fails",
@@ -223,9 +238,10 @@ rec.record(
 # `attention.make_attention_fn`, against the public Performer code's algorithm
 # (`benchmarks/performer_baseline.py`: features with ε = 10⁻⁴ added, plain products bidirectionally, a
 # token-by-token prefix-sum scan with a hand-written VJP causally; tested equal to rflib's FAVOR+ once ε = 0), with
-# the same inputs and W, calls interleaved. The same run times a 2048³ float32 matmul for the machine's dense
-# FLOP/s, and linear attention's useful matmul FLOPs (projections, state, read-out; ×3 with the backward pass) are
-# divided by it. **Targets** (the performance issue): forward + backward ≤ 2.3× the forward at L = 4 096 and
+# the same inputs and W. Every round calls each contender's forward and forward + backward and a 2048³ float32
+# matmul (the machine's dense FLOP/s) once, in a shuffled order; linear attention's useful matmul FLOPs
+# (projections, state, read-out; ×3 with the backward pass) per second are divided by the matmul's round by round,
+# so every ratio here is a geometric mean of per-round ratios with a standard error. **Targets** (the performance issue): forward + backward ≤ 2.3× the forward at L = 4 096 and
 # 16 384; faster than the Performer code in every mode, gradients included; forward ≥ 50 % of the matmul's
 # FLOP/s at L = 16 384; an eager call ≤ 10 % slower than the same call jitted at L = 1 024.
 
@@ -242,13 +258,16 @@ def _label(r):
     return f"{r['case']}, {'causal' if r['causal'] else 'bidirectional'}"
 
 
+GRADIENT_Z = interval_z(samples=min(r["rounds"] for r in single), parts=len(single))
 rec.record(
     "gradient_within_2_3x_forward",
     "Forward + backward costs at most 2.3× the forward (FAVOR+, one head, L = 4 096 and 16 384)",
     paper="performance issue target (the reference's bidirectional gradient: about 2× its forward)",
-    ours={_label(r): round(r["grad / fwd"], 2) for r in single},
-    holds=all(r["grad / fwd"] <= 2.3 for r in single),
-    criterion="median grad time / median forward time ≤ 2.3 in every single-head row, both directions",
+    ours={_label(r): {"ratio": round(r["grad / fwd"], 2), "s.e.": round(r["grad / fwd s.e."], 2)} for r in single},
+    holds=combine(decide(r["grad / fwd"], r["grad / fwd s.e."], below=2.3, z=GRADIENT_Z) for r in single),
+    criterion=f"in every single-head row, both directions, grad time / forward time (geometric mean of per-round "
+    f"ratios, shuffled interleaved rounds) ± {GRADIENT_Z:.2f} s.e. (Student-t over the rounds, Bonferroni over the "
+    "rows) below 2.3; fails if any interval lies wholly above, else inconclusive",
     meaningful_at="standard",
     reduced=SMALL_SIZES,
     expected="fails",
@@ -284,13 +303,20 @@ rec.record(
     meaningful_at="standard",
     reduced=SMALL_SIZES,
 )
+at_longest = [r for r in single if r["case"] == f"L = {longest}"]
+FLOPS_Z = interval_z(samples=min(r["rounds"] for r in at_longest), parts=len(at_longest))
 rec.record(
     "forward_half_of_matmul_flops",
     f"Linear attention's forward reaches ≥ 50 % of this machine's dense-matmul FLOP/s (L = {longest:,})",
     paper="performance issue target",
-    ours={_label(r): round(r["fraction fwd"], 3) for r in single if r["case"] == f"L = {longest}"},
-    holds=all(r["fraction fwd"] >= 0.5 for r in single if r["case"] == f"L = {longest}"),
-    criterion="useful matmul FLOPs / forward time ≥ 0.5 × the 2048³ matmul's FLOP/s, same run, both directions",
+    ours={
+        _label(r): {"fraction": round(r["fraction fwd"], 3), "s.e.": round(r["fraction fwd s.e."], 3)}
+        for r in at_longest
+    },
+    holds=combine(decide(r["fraction fwd"], r["fraction fwd s.e."], above=0.5, z=FLOPS_Z) for r in at_longest),
+    criterion=f"per direction, useful matmul FLOPs / forward time over the 2048³ matmul's FLOP/s (geometric mean of "
+    f"per-round ratios, the matmul timed in the same shuffled rounds) ± {FLOPS_Z:.2f} s.e. (Student-t over the rounds, "
+    "Bonferroni over the directions) above 0.5; fails if either interval lies wholly below, else inconclusive",
     meaningful_at="standard",
     reduced=SMALL_SIZES,
     note=f"matmul: {grad_rows[0]['GFLOP/s']:.0f} GFLOP/s; fractions with the backward pass: "

@@ -74,7 +74,7 @@ def test_kama_storage_crossover_matches_the_counting_formula():
 def test_suite_table_shows_booleans_as_words_with_the_suites_columns_and_formats():
     rows = [{"map": "positive", "features": 256, "ms": 1.23456, "ratio": 1.5, "finite": True}]
     text = harness.suite_table(rows, feature_maps)
-    assert text.splitlines()[2] == "| positive | 256 | 1.235 | 1.50 | — | — | — | True |"
+    assert text.splitlines()[2] == "| positive | 256 | 1.235 | 1.50 | — | — | — | — | — | True |"
 
 
 def test_wall_times_by_scale_read_each_scales_executed_notebooks(tmp_path):
@@ -206,3 +206,22 @@ def test_paired_overhead_is_the_geometric_mean_ratio_with_a_delta_method_standar
     assert overhead == pytest.approx(g - 1) and se == pytest.approx(g * logs.std(ddof=1) / 2)
     with pytest.raises(ValueError, match="two rounds"):
         harness.paired_overhead([1.0], [1.0])
+
+
+def test_paired_ratio_is_the_geometric_mean_ratio_and_interleaved_samples_average_repeated_calls():
+    fast = np.array([1.0, 2.0, 4.0, 3.0])
+    assert harness.paired_ratio(2 * fast, fast) == (pytest.approx(2.0), pytest.approx(0.0, abs=1e-12))
+    counts = {"a": 0, "b": 0}
+
+    def counter(name):
+        def call(x):
+            counts[name] += 1
+            return x
+
+        return call
+
+    samples = harness.interleaved_samples({n: counter(n) for n in counts}, (np.zeros(3),), rounds=4, calls=3)
+    assert {n: len(v) for n, v in samples.items()} == {"a": 4, "b": 4}
+    assert counts == {"a": 1 + 4 * 3, "b": 1 + 4 * 3}  # one warm-up call, then 3 calls in each of 4 rounds
+    with pytest.raises(ValueError, match="calls"):
+        harness.interleaved_samples({"a": counter("a")}, (np.zeros(3),), rounds=1, calls=0)
