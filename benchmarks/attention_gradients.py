@@ -4,19 +4,23 @@ and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead
 - **Against the public Performer code.** rflib's drop-in (:func:`rflib.attention.make_attention_fn`, FAVOR+) and
   :func:`benchmarks.performer_baseline.favor_plus` (the public code's algorithm) take the same (batch, L, heads, d)
   inputs and the same orthogonal W (m = 256, d = 64, float32). Each row's times are medians of ``rounds`` rounds in
-  which every call of the row (each contender's forward and forward + backward, and the matmul below) is made once,
-  in a shuffled order (interleaved, so drifts of the machine's speed hit all alike); every ratio — baseline time /
-  rflib time (> 1: rflib faster), grad / fwd, the FLOP/s fractions — is the geometric mean of the per-round ratios,
-  with its delta-method standard error (:func:`harness.paired_ratio`). With ``RFLIB_PERFORMER_REFERENCE`` naming a copy
-  of the public file, the unmodified public code is timed too (``public ms``).
+  which every contender's forward is called, in a shuffled order (interleaved, so drifts of the machine's speed hit
+  all alike; each call repeated to last at least ``min_seconds``, its mean the round's value), then as many rounds
+  of their forward + backward; the ratio baseline time / rflib time (> 1: rflib
+  faster) is the geometric mean of the per-round ratios, with its delta-method standard error
+  (:func:`harness.paired_ratio`). Forwards and gradients are timed in separate rounds: a call that flushes the
+  caches (a gradient, a large matmul) at a random place in a round adds its noise to every ratio of the round. With
+  ``RFLIB_PERFORMER_REFERENCE`` naming a copy of the public file, the unmodified public code is timed too
+  (``public ms``).
 - **Gradients.** Forward + backward is ``jax.grad`` of Σ out ⊙ C for a fixed cotangent C, with respect to query, key
-  and value; ``grad / fwd`` is its time over the forward's. Memory is XLA's compiled buffer plan (temporaries +
-  outputs) of the forward + backward, read without running.
-- **Distance to the machine's limit.** Every round also times a float32 (n × n)·(n × n) matmul (n = 2048) for the
+  and value. ``grad / fwd`` is its time over the forward's, from further shuffled rounds that call rflib's forward,
+  its forward + backward and the matmul below once each (geometric mean of per-round ratios, with its s.e.). Memory
+  is XLA's compiled buffer plan (temporaries + outputs) of the forward + backward, read without running.
+- **Distance to the machine's limit.** Those rounds time a float32 (n × n)·(n × n) matmul (n = 2048) for the
   machine's dense FLOP/s (the "matmul" row: 2n³ / its median time over all rounds). Linear attention's useful work
   is counted as its matmuls: the two feature projections (2·L·d·m each) and the state and read-out products
-  (2·L·m·(d_v + 1) each), ×3 for forward + backward; achieved FLOP/s over the matmul's is ``fraction``. Elementwise
-  work (exponentials) is not counted as useful.
+  (2·L·m·(d_v + 1) each), ×3 for forward + backward; achieved FLOP/s over the matmul's is ``fraction``, per round
+  (work / attention time over 2n³ / matmul time), with its s.e. Elementwise work (exponentials) is not counted.
 - **Eager overhead.** :func:`rflib.attention.linear_attention` called eagerly (validation, one compiled call, one
   read of its finiteness flags) against the same call inside the caller's ``jax.jit``, at L = 1 024, with the
   projection W an argument of both (as a model's parameters are). ``jit, W constant ms`` times the caller's jit with
@@ -83,7 +87,8 @@ def run(
     batched=(4, 4096, 8),
     d: int = 64,
     m: int = 256,
-    rounds: int = 11,
+    rounds: int = 21,
+    min_seconds: float = 0.02,
     eager_length: int = 1024,
     seed: int = 0,
     *,
@@ -113,24 +118,28 @@ def run(
             if public is not None:
                 forwards["public"] = jax.jit(partial(public, W=W))
             grads = {name: _grad(fn, C) for name, fn in forwards.items()}
-            contenders = {
-                **{name: _attention_only(fn) for name, fn in forwards.items()},
-                **{f"{name} grad": _attention_only(fn) for name, fn in grads.items()},
+            order = 2 * shapes.index((batch, L, heads)) + int(causal)  # a fresh shuffled order per comparison
+            # the comparison: forwards in their own rounds, gradients in theirs (a call that flushes the caches —
+            # a gradient, the 2048³ matmul — placed at random in a round adds its noise to every ratio of the round)
+            timed = partial(interleaved_samples, rounds=rounds, order_seed=order, min_seconds=min_seconds)
+            fwd, grad = timed(forwards, (Q, K, V)), timed(grads, (Q, K, V))
+            # grad / fwd and the distance to the matmul rate: rflib's two calls and the matmul, in shared rounds
+            own = {
+                "fwd": _attention_only(forwards["rflib"]),
+                "grad": _attention_only(grads["rflib"]),
                 "matmul": lambda q, k, v, a, b: matmul(a, b),
             }
-            order = 2 * shapes.index((batch, L, heads)) + int(causal)  # a fresh shuffled order per comparison
-            samples = interleaved_samples(contenders, (Q, K, V, A, B), rounds, order_seed=order)
-            matmul_seconds += samples["matmul"]
-            median_ms = {name: 1e3 * float(np.median(v)) for name, v in samples.items()}
-            fwd_ratio, fwd_se = paired_ratio(samples["baseline"], samples["rflib"])
-            grad_ratio, grad_se = paired_ratio(samples["baseline grad"], samples["rflib grad"])
-            grad_over_fwd, grad_over_fwd_se = paired_ratio(samples["rflib grad"], samples["rflib"])
+            limit = timed(own, (Q, K, V, A, B))
+            matmul_seconds += limit["matmul"]
+            median_ms = {name: 1e3 * float(np.median(v)) for name, v in fwd.items()}
+            median_ms |= {f"{name} grad": 1e3 * float(np.median(v)) for name, v in grad.items()}
+            fwd_ratio, fwd_se = paired_ratio(fwd["baseline"], fwd["rflib"])
+            grad_ratio, grad_se = paired_ratio(grad["baseline"], grad["rflib"])
+            grad_over_fwd, grad_over_fwd_se = paired_ratio(limit["grad"], limit["fwd"])
             # achieved / matmul FLOP/s = (work / t_attention) / (2n³ / t_matmul): a per-round ratio of times
             work = useful_flops(batch * heads, L, d, m, d, backward=False) / (2 * MATMUL_N**3)
-            fraction_fwd, fraction_fwd_se = (work * x for x in paired_ratio(samples["matmul"], samples["rflib"]))
-            fraction_grad, fraction_grad_se = (
-                3 * work * x for x in paired_ratio(samples["matmul"], samples["rflib grad"])
-            )
+            fraction_fwd, fraction_fwd_se = (work * x for x in paired_ratio(limit["matmul"], limit["fwd"]))
+            fraction_grad, fraction_grad_se = (3 * work * x for x in paired_ratio(limit["matmul"], limit["grad"]))
             memory = {name: harness.working_bytes(g.lower(Q, K, V).compile()) for name, g in grads.items()}
             rows.append(
                 {
@@ -160,11 +169,11 @@ def run(
             )
     flops_per_s = 2 * MATMUL_N**3 / float(np.median(matmul_seconds))
     rows.insert(0, {"case": f"matmul {MATMUL_N}³ float32", "GFLOP/s": flops_per_s / 1e9})
-    rows += eager_overhead(W, eager_length, d, rounds=4 * rounds)
+    rows += eager_overhead(W, eager_length, d, rounds=4 * rounds, min_seconds=min_seconds)
     return rows
 
 
-def eager_overhead(W, L: int, d: int, rounds: int) -> list[dict]:
+def eager_overhead(W, L: int, d: int, rounds: int, min_seconds: float = 0.0) -> list[dict]:
     """Per direction: :func:`rflib.attention.linear_attention` called eagerly vs inside ``jax.jit``, (1, L, d), W an
     argument of both; and the jitted call with W a compile-time constant, for reference. Rounds in shuffled order."""
     kq, kk, kv = jax.random.split(jax.random.key(7), 3)
@@ -181,7 +190,7 @@ def eager_overhead(W, L: int, d: int, rounds: int) -> list[dict]:
             return folded(Q, K, V)
 
         fns = {"eager": eager, "jit": jitted, "folded": constant_w}
-        samples = interleaved_samples(fns, (Q, K, V, W), rounds, order_seed=int(causal))
+        samples = interleaved_samples(fns, (Q, K, V, W), rounds, order_seed=int(causal), min_seconds=min_seconds)
         overhead, se = paired_overhead(samples["eager"], samples["jit"])
         rows.append(
             {
@@ -192,6 +201,7 @@ def eager_overhead(W, L: int, d: int, rounds: int) -> list[dict]:
                 "jit, W constant ms": 1e3 * float(np.median(samples["folded"])),
                 "eager overhead": overhead,
                 "eager overhead s.e.": se,
+                "rounds": rounds,
             }
         )
     return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import time
@@ -131,27 +132,36 @@ def wall_times_by_scale(root=".") -> dict[str, dict[str, float]]:
 
 
 def interleaved_samples(
-    fns: dict, args, rounds: int, order_seed: int | None = None, calls: int = 1
+    fns: dict, args, rounds: int, order_seed: int | None = None, calls: int = 1, min_seconds: float = 0.0
 ) -> dict[str, list[float]]:
     """{name: seconds per call, one value per round} of ``fns[name](*args)`` over ``rounds`` rounds that call every
     function in turn (after one warm-up call each), waiting for each result; in the order given, or, with
     ``order_seed``, in a fresh random order each round (a call's position in the round biases it by a few per cent on
     the 2-core CPU: measured +3 % for the first of two identical jitted calls, so small differences need shuffled
-    rounds). ``calls``: consecutive calls per function per round, their mean time the round's value (short calls of
-    a millisecond or two are otherwise dominated by the timer's and the scheduler's jitter)."""
-    if calls < 1:
+    rounds). Each round's value is the mean time of ``calls`` consecutive calls, or of as many as make it last
+    ``min_seconds`` (the count fixed per function from one more timed warm-up call): calls of a few milliseconds are
+    otherwise dominated by the timer's and the scheduler's jitter."""
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
         raise ValueError(f"calls must be a positive integer, got {calls!r}")
-    for fn in fns.values():
+    if not min_seconds >= 0:
+        raise ValueError(f"min_seconds must be ≥ 0, got {min_seconds!r}")
+    repeats = {}
+    for name, fn in fns.items():
         jax.block_until_ready(fn(*args))
+        repeats[name] = calls
+        if min_seconds > 0:
+            start = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            repeats[name] = max(calls, math.ceil(min_seconds / max(time.perf_counter() - start, 1e-9)))
     names = list(fns)
     shuffle = None if order_seed is None else np.random.default_rng(order_seed)
     samples = {name: [] for name in fns}
     for _ in range(rounds):
         for name in names if shuffle is None else shuffle.permutation(names):
             start = time.perf_counter()
-            for _ in range(calls):
+            for _ in range(repeats[name]):
                 jax.block_until_ready(fns[name](*args))
-            samples[name].append((time.perf_counter() - start) / calls)
+            samples[name].append((time.perf_counter() - start) / repeats[name])
     return samples
 
 

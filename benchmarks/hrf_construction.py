@@ -26,7 +26,8 @@ from rflib.features import classic, hybrid
 def run(
     points: int = 4096,
     d: int = 64,
-    repeats: int = 20,
+    repeats: int = 40,
+    min_seconds: float = 0.02,
     configs=((8, 8), (16, 8), (32, 8), (16, 16), (32, 32)),
     *,
     progress: bool = False,
@@ -45,7 +46,8 @@ def run(
             lambda X, a=W_pos, b=W_trig, t=T: hybrid.angular_hybrid_estimator(a, b, t).query_features(X).body
         )
         regular_map = jax.jit(lambda X, w=W_regular: classic.trig_features(w, X).body)
-        samples = interleaved_samples({"hybrid": hybrid_map, "regular": regular_map}, (X,), repeats, order_seed=m * n)
+        maps = {"hybrid": hybrid_map, "regular": regular_map}
+        samples = interleaved_samples(maps, (X,), repeats, order_seed=m * n, min_seconds=min_seconds)
         t_hyb, t_reg = (float(np.median(samples[name])) for name in ("hybrid", "regular"))
         excess, excess_se = paired_overhead(samples["regular"], samples["hybrid"])
         predicted = (

@@ -26,12 +26,18 @@ SUITES = {
 SIZES = {
     "full": {name: {} for name in SUITES},
     "quick": {
-        "feature_maps": {"L": 256, "rounds": 2, "calls": 1},
+        "feature_maps": {"L": 256, "rounds": 2, "min_seconds": 0.0},
         "attention_scaling": {"lengths": (256,), "repeats": 1},
         "fitting_overhead": {"lengths": (256,), "repeats": 2},
-        "hrf_construction": {"points": 256, "repeats": 2, "configs": ((8, 8),)},
+        "hrf_construction": {"points": 256, "repeats": 2, "min_seconds": 0.0, "configs": ((8, 8),)},
         "kama_rotations": {"dims": (16,), "batches": (1,), "repeats": 2},
-        "attention_gradients": {"lengths": (256,), "batched": (2, 128, 2), "rounds": 2, "eager_length": 128},
+        "attention_gradients": {
+            "lengths": (256,),
+            "batched": (2, 128, 2),
+            "rounds": 2,
+            "min_seconds": 0.0,
+            "eager_length": 128,
+        },
     },
 }
 

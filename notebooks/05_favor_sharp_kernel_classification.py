@@ -30,7 +30,8 @@
 # and $\mathcal Y$ = the training objects, both scaled by $\sigma$.
 #
 # **Our choices where the paper is silent**: features z-scored on the full
-# dataset; $\sigma$ tuned separately for each (method, $M$); validation accuracy averaged over seeds; ties in the
+# dataset (so the 5 % test rows take a 5 % part in the column means and scales; the features are the same for every
+# method, so this cannot favour one); $\sigma$ tuned separately for each (method, $M$); validation accuracy averaged over seeds; ties in the
 # validation accuracy go to the middle of the tied $\sigma$ (`kc.best_sigma_index`).
 #
 # **Data.** The paper says "8 benchmarks from UCI" and names none; it follows Likhosherstov et al. (2022), whose

@@ -225,3 +225,20 @@ def test_paired_ratio_is_the_geometric_mean_ratio_and_interleaved_samples_averag
     assert counts == {"a": 1 + 4 * 3, "b": 1 + 4 * 3}  # one warm-up call, then 3 calls in each of 4 rounds
     with pytest.raises(ValueError, match="calls"):
         harness.interleaved_samples({"a": counter("a")}, (np.zeros(3),), rounds=1, calls=0)
+
+
+def test_interleaved_samples_repeat_short_calls_to_last_min_seconds():
+    import time
+
+    count = 0
+
+    def one_millisecond(x):
+        nonlocal count
+        count += 1
+        time.sleep(0.001)
+        return x
+
+    samples = harness.interleaved_samples({"a": one_millisecond}, (np.zeros(3),), rounds=3, min_seconds=0.01)
+    repeats, leftover = divmod(count - 2, 3)  # a warm-up call, a timed warm-up call, then 3 rounds of repeats
+    assert leftover == 0 and 2 <= repeats <= 10  # ⌈10 ms / (≥ 1 ms a call)⌉
+    assert all(0.001 <= t < 0.01 for t in samples["a"])  # per call, not per round

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from rflib.notebook import coverage
-from rflib.notebook.results import DECIDED, SCALES, VERDICTS, asserted_at, meets_expectation
+from rflib.notebook.results import EXPECTATIONS, SCALES, VERDICTS, asserted_at, meets_expectation
 from tools import make_report as report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def test_committed_results_are_standard_scale_and_every_verdict_has_a_stated_cri
             assert claim["verdict"] in VERDICTS
             if claim["verdict"] != "info":
                 assert claim.get("criterion"), f"{name}: {claim['id']} has a verdict but no criterion"
-                assert claim.get("meaningful_at") in SCALES and claim.get("expected") in DECIDED
+                assert claim.get("meaningful_at") in SCALES and claim.get("expected") in EXPECTATIONS
 
 
 def test_claims_meaningful_at_standard_scale_come_out_as_documented_in_the_committed_results():

@@ -234,3 +234,24 @@ def test_cover_records_items_the_inventory_lists_with_a_known_status(tmp_path, m
         rec.cover("hrf:Theorem 99.9", "checked exactly", "x")
     with pytest.raises(ValueError, match="paper must be"):
         rec.cover("nope:Theorem 1", "checked exactly", "x")
+
+
+def test_a_claim_on_its_threshold_may_document_either_outcome_but_never_the_opposite(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
+    rec = results.Recorder("nb", {"scale": "standard"})
+    for claim_id, verdict in (("h", True), ("i", "inconclusive"), ("f", False)):
+        rec.record(
+            claim_id,
+            "on the line",
+            ours=1,
+            holds=verdict,
+            criterion="c",
+            expected="holds or inconclusive",
+            because="runs read 1.06–1.25 ± 0.01–0.06",
+        )
+    with pytest.raises(ValueError, match="needs because"):
+        rec.record("b", "on the line", ours=1, holds=True, criterion="c", expected="fails or inconclusive")
+    with pytest.raises(ValueError, match="expected must be one of"):
+        rec.record("b", "either", ours=1, holds=True, criterion="c", expected="holds or fails", because="no")
+    claims = json.loads((tmp_path / "nb.json").read_text())["claims"]
+    assert [results.meets_expectation(c) for c in claims] == [True, True, False]

@@ -23,6 +23,10 @@ from rflib._atomic import write_atomically
 
 VERDICTS = ("holds", "fails", "inconclusive", "scaled", "info")
 DECIDED = ("holds", "fails", "inconclusive")
+# A claim whose effect sits on its threshold, where runs of the same notebook decide it differently (the spread between
+# runs is as large as one run's standard error): either outcome is documented, never the opposite one.
+ON_THE_LINE = ("holds or inconclusive", "fails or inconclusive")
+EXPECTATIONS = DECIDED + ON_THE_LINE
 """The outcomes a criterion can produce (``scaled`` is ``holds`` at a reduced scale; ``info`` has no criterion)."""
 SCALES = ("quick", "standard", "paper")
 INTERVAL_Z = 2.0
@@ -181,11 +185,11 @@ def meets_expectation(claim: dict) -> bool:
     """Whether a recorded claim came out as its notebook documented: an ``info`` claim always does; a ``scaled``
     verdict counts as ``holds`` (the same criterion, passed at a reduced scale); otherwise the verdict must equal
     the claim's ``expected`` outcome (``"holds"`` unless the notebook documented a known failure or an undecidable
-    claim, with its reason in ``because``)."""
+    claim, with its reason in ``because``), or be one of its two (:data:`ON_THE_LINE`)."""
     verdict = claim["verdict"]
     if verdict == "info":
         return True
-    return ("holds" if verdict == "scaled" else verdict) == claim.get("expected", "holds")
+    return ("holds" if verdict == "scaled" else verdict) in claim.get("expected", "holds").split(" or ")
 
 
 def asserted_at(doc: dict, scale: str) -> list[dict]:
@@ -301,7 +305,9 @@ class Recorder:
             decide the claim; the notebook tests assert every quick-meaningful claim, and a test checks the committed
             standard-scale results for the standard-meaningful ones.
           expected: the documented outcome those tests require: ``"holds"``, or ``"fails"`` / ``"inconclusive"``
-            for a claim that is false as printed, or that our data cannot decide, with the reason in ``because``.
+            for a claim that is false as printed, or that our data cannot decide, with the reason in ``because``; or
+            ``"holds or inconclusive"`` / ``"fails or inconclusive"`` (:data:`ON_THE_LINE`) for an effect on its
+            threshold that runs decide differently, with the runs' values in ``because``.
         """
         if holds is None:
             verdict = "info"
@@ -318,8 +324,8 @@ class Recorder:
             raise ValueError(f"claim {claim_id!r}: give criterion=, the test that decides it, in words")
         if meaningful_at not in SCALES:
             raise ValueError(f"meaningful_at must be one of {SCALES}, got {meaningful_at!r}")
-        if expected not in DECIDED:
-            raise ValueError(f"expected must be one of {DECIDED}, got {expected!r}")
+        if expected not in EXPECTATIONS:
+            raise ValueError(f"expected must be one of {EXPECTATIONS}, got {expected!r}")
         if expected != "holds" and not because:
             raise ValueError(f"claim {claim_id!r}: expected={expected!r} needs because=, the documented reason")
         if verdict == "holds" and reduced:
