@@ -6,12 +6,11 @@ and as a fraction of this machine's dense-matmul FLOP/s; plus the eager overhead
   inputs and the same orthogonal W (m = 256, d = 64, float32). Each row's times are medians of ``rounds`` rounds in
   which every contender's forward is called, in a shuffled order (interleaved, so drifts of the machine's speed hit
   all alike; each call repeated to last at least ``min_seconds``, its mean the round's value), then as many rounds
-  of their forward + backward; the ratio baseline time / rflib time (> 1: rflib
-  faster) is the geometric mean of the per-round ratios, with its delta-method standard error
-  (:func:`harness.paired_ratio`). Forwards and gradients are timed in separate rounds: a call that flushes the
-  caches (a gradient, a large matmul) at a random place in a round adds its noise to every ratio of the round. With
-  ``RFLIB_PERFORMER_REFERENCE`` naming a copy of the public file, the unmodified public code is timed too
-  (``public ms``).
+  of their forward + backward; the ratio baseline time / rflib time (> 1: rflib faster) is the geometric mean of the
+  per-round ratios, with its delta-method standard error (:func:`harness.paired_ratio`). Forwards and gradients are
+  timed in separate rounds: a call that flushes the caches (a gradient, a large matmul) at a random place in a round
+  adds its noise to every ratio of the round. With ``RFLIB_PERFORMER_REFERENCE`` naming a copy of the public file,
+  the unmodified public code is timed too (``public ms``).
 - **Gradients.** Forward + backward is ``jax.grad`` of Σ out ⊙ C for a fixed cotangent C, with respect to query, key
   and value. ``grad / fwd`` is its time over the forward's, from further shuffled rounds that call rflib's forward,
   its forward + backward and the matmul below once each (geometric mean of per-round ratios, with its s.e.). Memory

@@ -252,7 +252,7 @@ rec.record(
 # **How the timing design changed on 2026-11-26, every run listed.** Until then the feature-map, grad / fwd and
 # FLOP/s claims were read off ratios of medians, with no uncertainty; they now carry standard errors. The Performer
 # comparison (11 shuffled rounds) held in its first run with s.e. The next runs changed the design after
-# inconclusive results, which a reviewer may call optional stopping; the estimates stayed between 1.04 and 1.23 in
+# inconclusive results, which a reviewer may call optional stopping; the estimates stayed between 1.04 and 1.35 in
 # every run, only their precision changed: (1) the 2048³ matmul timed inside the comparison's rounds (for paired
 # FLOP/s fractions) doubled the forward ratios' s.e. — L = 16 384 bidirectional 1.08 ± 0.06, inconclusive — so it got
 # rounds of its own; (2) then L = 4 096 bidirectional forward read 1.14 ± 0.06, inconclusive: calls shorter than
