@@ -3,7 +3,8 @@
 HRF App D.4 / Sec L: the hybrid's 4m(n + 1) features are Kronecker products of 2m base and n λ features, so they
 cost d(2m + n) multiply-adds for the projections plus 4mn products — whereas a regular trigonometric map with as
 many features needs 2m(n + 1) projections of d multiply-adds each, O(mnd). Both maps are timed in the same run
-(jitted, float32, compile excluded), in ``repeats`` rounds that call each once in a shuffled order; the speed-up is
+(jitted, float32, compile excluded), in ``repeats`` rounds that call each in a shuffled order (repeated to last at
+least ``min_seconds``, the mean the round's value); the speed-up is
 the geometric mean of the per-round ratios regular / hybrid with its delta-method standard error
 (``harness.paired_overhead``), next to the FLOP ratio predicted by ``hybrid.angular_hybrid_cost`` /
 ``hybrid.regular_cost``.

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from rflib.notebook import coverage
-from rflib.notebook.results import VERDICTS, cell
+from rflib.notebook.results import ON_THE_LINE, VERDICTS, cell
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = "timings.json"  # {notebook: wall seconds} beside the paper-scale results (tools/run_notebooks.py)
@@ -178,6 +178,13 @@ def _claim_note(c: dict) -> str:
     return note
 
 
+def _verdict(c: dict) -> str:
+    """The verdict cell: bold, and marked when the notebook documents the claim as on its threshold (a verdict that
+    runs of the same design do not reproduce; ``results.ON_THE_LINE``)."""
+    on_the_line = c.get("expected") in ON_THE_LINE
+    return f"**{c['verdict']}**" + (" (on its line: runs differ)" if on_the_line else "")
+
+
 def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> list[str]:
     """One notebook's claims: the paper's value, ours and the verdict, and the paper-scale run's where one exists
     (matched by claim id; a claim only one of the two runs made shows "—" in the other's columns)."""
@@ -186,7 +193,7 @@ def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> li
         for c in doc["claims"]:
             out.append(
                 f"| {_text(c['claim'])}{_claim_note(c)} | {_text(c['paper'])} | {_text(c['ours'])} | "
-                f"**{c['verdict']}** | {section_link(name, c['id'], root)} |"
+                f"{_verdict(c)} | {section_link(name, c['id'], root)} |"
             )
         return out
     out = [
@@ -199,8 +206,8 @@ def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> li
     for c in doc["claims"] + only_paper:
         big = at_paper.get(c["id"])
         mine = c if c["id"] in standard_ids else None
-        ours = (_text(mine["ours"]), f"**{mine['verdict']}**") if mine else ("—", "—")
-        theirs = (_text(big["ours"]), f"**{big['verdict']}**") if big else ("—", "—")
+        ours = (_text(mine["ours"]), _verdict(mine)) if mine else ("—", "—")
+        theirs = (_text(big["ours"]), _verdict(big)) if big else ("—", "—")
         out.append(
             f"| {_text(c['claim'])}{_claim_note(c)} | {_text(c['paper'])} | {ours[0]} | {ours[1]} | {theirs[0]} | "
             f"{theirs[1]} | {section_link(name, c['id'], root)} |"

@@ -22,12 +22,12 @@ import numpy as np
 from rflib._atomic import write_atomically
 
 VERDICTS = ("holds", "fails", "inconclusive", "scaled", "info")
-DECIDED = ("holds", "fails", "inconclusive")
-# A claim whose effect sits on its threshold, where runs of the same notebook decide it differently (the spread between
-# runs is as large as one run's standard error): either outcome is documented, never the opposite one.
-ON_THE_LINE = ("holds or inconclusive", "fails or inconclusive")
-EXPECTATIONS = DECIDED + ON_THE_LINE
 """The outcomes a criterion can produce (``scaled`` is ``holds`` at a reduced scale; ``info`` has no criterion)."""
+DECIDED = ("holds", "fails", "inconclusive")
+ON_THE_LINE = ("holds or inconclusive", "fails or inconclusive")
+"""Documented outcomes of a claim whose effect sits on its threshold, where runs of the same notebook decide it
+differently: either outcome is accepted, never the opposite one (the report marks such claims "on its line")."""
+EXPECTATIONS = DECIDED + ON_THE_LINE
 SCALES = ("quick", "standard", "paper")
 INTERVAL_Z = 2.0
 """The project's statistical test: an estimate ± 2 standard errors (≈ 95 % for a normal sampling distribution)."""
