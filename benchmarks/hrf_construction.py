@@ -6,7 +6,7 @@ many features needs 2m(n + 1) projections of d multiply-adds each, O(mnd). Both 
 (jitted, float32, compile excluded), in ``repeats`` rounds that call each in a shuffled order (repeated to last at
 least ``min_seconds``, the mean the round's value); the speed-up is
 the geometric mean of the per-round ratios regular / hybrid with its delta-method standard error
-(``harness.paired_overhead``), next to the FLOP ratio predicted by ``hybrid.angular_hybrid_cost`` /
+(``harness.paired_ratio``), next to the FLOP ratio predicted by ``hybrid.angular_hybrid_cost`` /
 ``hybrid.regular_cost``.
 
 Run:  .venv/bin/python -m benchmarks --suite hrf_construction
@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks.harness import interleaved_samples, paired_overhead
+from benchmarks.harness import interleaved_samples, paired_ratio
 from rflib.experiments.progress_bars import bar
 from rflib.features import classic, hybrid
 
@@ -50,7 +50,7 @@ def run(
         maps = {"hybrid": hybrid_map, "regular": regular_map}
         samples = interleaved_samples(maps, (X,), repeats, order_seed=m * n, min_seconds=min_seconds)
         t_hyb, t_reg = (float(np.median(samples[name])) for name in ("hybrid", "regular"))
-        excess, excess_se = paired_overhead(samples["regular"], samples["hybrid"])
+        speedup, speedup_se = paired_ratio(samples["regular"], samples["hybrid"])
         predicted = (
             hybrid.regular_cost(n_features, d)["total_flops"] / hybrid.angular_hybrid_cost(m, n, d)["total_flops"]
         )
@@ -61,8 +61,8 @@ def run(
                 "features": n_features,
                 "hybrid_ms": 1e3 * t_hyb,
                 "regular_ms": 1e3 * t_reg,
-                "speedup": 1 + excess,
-                "speedup_se": excess_se,
+                "speedup": speedup,
+                "speedup_se": speedup_se,
                 "rounds": repeats,
                 "predicted_flop_ratio": predicted,
             }

@@ -285,7 +285,7 @@ rec.record(
     "gradient_within_2_3x_forward",
     "Forward + backward costs at most 2.3× the forward (FAVOR+, one head, L = 4 096 and 16 384)",
     paper="performance issue target (the reference's bidirectional gradient: about 2× its forward)",
-    ours={_label(r): {"ratio": round(r["grad / fwd"], 3), "s.e.": round(r["grad / fwd s.e."], 3)} for r in single},
+    ours={_label(r): _ratio_and_se(r, "grad / fwd") for r in single},
     holds=combine(decide(r["grad / fwd"], r["grad / fwd s.e."], below=2.3, z=GRADIENT_Z) for r in single),
     criterion=f"in every single-head row, both directions, grad time / forward time (geometric mean of per-round "
     f"ratios, shuffled interleaved rounds) ± {GRADIENT_Z:.2f} s.e. (Student-t over the rounds, Bonferroni over the "
@@ -311,17 +311,13 @@ PERFORMER_CRITERION = (
 )
 
 
-def _performer_ratio(r, mode):
-    return {"ratio": round(r[f"{mode} ratio"], 3), "s.e.": round(r[f"{mode} ratio s.e."], 3)}
-
-
 rec.record(
     "faster_than_performer_causal_and_gradients",
     "rflib is faster than the public Performer code's algorithm causally (forward and forward + backward) and in "
     "every forward + backward, one head and 4 × 8 heads",
     paper="performance issue target",
     ours={
-        f"{_label(r)}, {'forward' if mode == 'fwd' else 'forward + backward'}": _performer_ratio(r, mode)
+        f"{_label(r)}, {'forward' if mode == 'fwd' else 'forward + backward'}": _ratio_and_se(r, f"{mode} ratio")
         for r, mode in ahead_pairs
     },
     holds=combine(
@@ -335,7 +331,7 @@ rec.record(
     "faster_than_performer_bidirectional_forward",
     "rflib's bidirectional forward is faster than the public Performer code's algorithm (one head and 4 × 8 heads)",
     paper="performance issue target",
-    ours={_label(r): _performer_ratio(r, "fwd") for r in bidirectional_forward},
+    ours={_label(r): _ratio_and_se(r, "fwd ratio") for r in bidirectional_forward},
     holds=combine(decide(r["fwd ratio"], r["fwd ratio s.e."], above=1.0, z=PERFORMER_Z) for r in bidirectional_forward),
     criterion="in every bidirectional row, for the forward, " + PERFORMER_CRITERION,
     meaningful_at="standard",
