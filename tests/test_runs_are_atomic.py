@@ -86,6 +86,27 @@ def test_a_completed_run_is_promoted_and_marked_complete(tmp_path):
     assert not [p for p in (tmp_path / "out").rglob(".*")], "temporary files left behind"
 
 
+def test_the_kernel_inherits_the_callers_environment_beside_the_runners_own_variables(tmp_path, monkeypatch):
+    """A variable the caller sets (the tests' RFLIB_CHECK_FIGURES, a user's XLA_FLAGS) reaches the kernel with PATH
+    and HOME; JAX_ENABLE_X64 does not (a notebook chooses its precision). Until 2026-11-26 the runner computed the
+    kernel's environment after clearing its own, so kernels saw only FIG_DIR, RESULTS_DIR and the runner's others."""
+    monkeypatch.setenv("RFLIB_TEST_PROBE", "kept")
+    monkeypatch.setenv("JAX_ENABLE_X64", "1")
+    probe = (
+        "# %%\nimport os\nnames = ('RFLIB_TEST_PROBE', 'PATH', 'HOME', 'JAX_ENABLE_X64', 'FIG_DIR')\n"
+        "rec.record('env', 'the kernel environment', ours={k: os.environ.get(k) for k in names}, holds=None)"
+    )
+    source = fake_notebook(tmp_path / "96_environment.py", probe, "# %%\nrec.finish()")
+    dirs, staging = committed(tmp_path / "out", source.stem), tmp_path / "staging"
+    caller_before = dict(os.environ)
+    report = runner.run_notebook(source, "standard", dirs=dirs, staging=staging)
+    assert report["ok"], report["error"]
+    seen = {c["id"]: c for c in report["claims"]}["env"]["ours"]
+    assert seen["RFLIB_TEST_PROBE"] == "kept" and seen["PATH"] == os.environ["PATH"] and seen["HOME"]
+    assert seen["JAX_ENABLE_X64"] is None and seen["FIG_DIR"].startswith(str(staging))
+    assert dict(os.environ) == caller_before, "the runner must restore the caller's environment"
+
+
 def test_a_run_without_finish_is_not_complete(tmp_path):
     results = tmp_path / "nb.json"
     assert "no results file" in runner.completion_error(results)

@@ -201,8 +201,9 @@ def run_notebook(
 
     executed = staged["executed"] / f"{source.stem}.ipynb"
     env_before = dict(os.environ)
+    env_for_kernel = kernel_environment(staged)  # computed before the clear below, which it would otherwise see
     os.environ.clear()
-    os.environ.update(kernel_environment(staged))
+    os.environ.update(env_for_kernel)
     start = time.perf_counter()
     error = None
     try:
