@@ -2,6 +2,8 @@
 training run on a real MuJoCo task that is deterministic and improves the return."""
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
@@ -210,3 +212,31 @@ def test_the_learned_threshold_is_mean_plus_std_with_a_bootstrap_standard_error(
     assert (threshold, se) == rl.learned_threshold(returns, np.random.default_rng(0))
     with pytest.raises(ValueError, match="random_returns"):
         rl.learned_threshold([1.0], np.random.default_rng(0))
+
+
+def test_make_env_names_the_pinned_install_command_when_gymnasium_or_mujoco_is_missing(monkeypatch):
+    import tomllib
+
+    import gymnasium
+
+    pins = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    for pin in ("gymnasium[mujoco]==1.4.0", "mujoco==4.0.0"):
+        assert pin in pins["dependencies"] and pin in rl.GYMNASIUM_INSTALL, "the error must name pyproject's pins"
+
+    def no_mujoco(name, **kwargs):
+        raise gymnasium.error.DependencyNotInstalled("No module named 'mujoco'")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gymnasium, "make", no_mujoco)
+        with pytest.raises(RuntimeError, match="MuJoCo") as info:
+            rl.make_env("Hopper-v5")
+        assert rl.GYMNASIUM_INSTALL in str(info.value)
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "gymnasium", None)  # import gymnasium now raises ModuleNotFoundError
+        with pytest.raises(RuntimeError, match="need gymnasium") as info:
+            rl.make_env("Hopper-v5")
+        assert rl.GYMNASIUM_INSTALL in str(info.value)
+    with pytest.raises(ValueError, match="Hopper-v5"):
+        rl.make_env("Hoper-v5")
+    with pytest.raises(ValueError, match="gymnasium task id"):
+        rl.make_env(None)

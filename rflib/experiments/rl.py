@@ -74,15 +74,34 @@ class RunningMeanStd:
         return np.clip((obs - self.mean) / np.sqrt(self.var + 1e-8), -clip, clip)
 
 
+# The pins of pyproject.toml, for the install command a missing-package error names.
+GYMNASIUM_INSTALL = "pip install 'gymnasium[mujoco]==1.4.0' 'mujoco==4.0.0'"
+
+
+def _missing_simulator(what: str) -> RuntimeError:
+    return RuntimeError(
+        f"the RL experiments need {what}, which is not installed. Run `make` (it installs the pinned versions), or "
+        f"`{GYMNASIUM_INSTALL}` in the project's environment"
+    )
+
+
 def make_env(name: str):
-    """A gymnasium environment, with an error that names the fix when gymnasium or MuJoCo is missing."""
+    """A gymnasium environment, with an error that names the pinned install command when gymnasium or MuJoCo is
+    missing, and one that lists the known tasks for an unknown name."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a gymnasium task id such as 'Hopper-v5', got {name!r}")
     try:
         import gymnasium
-    except ModuleNotFoundError as exc:  # pragma: no cover - exercised only without the dependency
-        raise RuntimeError(
-            "the RL experiments need gymnasium[mujoco]; run `make` (it installs the pinned versions)"
-        ) from exc
-    return gymnasium.make(name)
+        from gymnasium.error import DependencyNotInstalled
+    except ModuleNotFoundError as exc:
+        raise _missing_simulator("gymnasium") from exc
+    try:
+        return gymnasium.make(name)
+    except DependencyNotInstalled as exc:
+        raise _missing_simulator("MuJoCo (gymnasium's mujoco extra)") from exc
+    except gymnasium.error.Error as exc:  # an unknown or misspelt id
+        known = sorted(TASK_SIZES)
+        raise ValueError(f"name {name!r} is not a gymnasium task ({exc}); the paper's are {known}") from exc
 
 
 def _value_init(key, sizes):
