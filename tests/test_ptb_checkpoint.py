@@ -21,7 +21,8 @@ CHECKPOINT_DIR = ROOT / "data" / "ptb_lstm"
 LOG = json.loads((CHECKPOINT_DIR / "training_log.json").read_text())
 
 
-def test_the_log_records_the_recipe_the_seed_and_a_converged_run():
+def test_the_log_records_the_recipe_the_seed_and_keeps_the_best_epochs_parameters():
+    """Not a convergence test: validation perplexity still fell 1.5 % in the last of the 12 epochs (121.3 → 119.4)."""
     assert LOG["recipe"] == lm.PTB_RECIPE and LOG["seed"] == 0 and LOG["max_steps"] is None
     epochs = LOG["epochs"]
     assert len(epochs) == lm.PTB_RECIPE["epochs"] and LOG["best_epoch"] in range(1, len(epochs) + 1)
