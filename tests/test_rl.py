@@ -58,11 +58,13 @@ def test_ppo_with_a_kama_policy_learns_inverted_pendulum():
     assert run["parameters"] == (50 + 4 + 32) + (50 + 32 + 32) + (50 + 1 + 1)
 
 
-def test_task_sizes_are_gymnasiums_observation_and_action_dimensions():
+def test_task_sizes_are_gymnasiums_observation_and_action_dimensions_and_every_task_steps():
+    """All six of the paper's tasks (only two are trained at standard scale) build and simulate a full episode."""
     for name, (obs, act) in rl.TASK_SIZES.items():
         env = rl.make_env(name)
         assert (env.observation_space.shape[0], env.action_space.shape[0]) == (obs, act), name
         env.close()
+        assert np.isfinite(rl.random_policy_returns(name, episodes=1, seed=0)).all(), name
 
 
 TINY = rl.PPOConfig(steps_per_iteration=128, epochs=1, minibatch=64, hidden=(8, 8), rotations=12)
