@@ -46,7 +46,8 @@
 #
 # **Uncertainty.** Each (data set, $M$) cell's comparison carries the draw-to-draw standard error of the paired
 # per-draw accuracy differences (`kc.paired_gap`: the test objects of the split are held fixed, as in the paper);
-# verdict intervals use the Student-t quantile over the draws.
+# verdict intervals use the Student-t quantile over the draws, widened by Bonferroni over the cells where a claim is
+# decided cell by cell.
 
 # %% tags=["parameters"]
 scale = "standard"  # one of "quick" (CI smoke test), "standard" (make), "paper" (make paper)
@@ -142,8 +143,9 @@ plotting.finish_figure(
 # ## Paper vs ours
 #
 # Criteria, fixed before the run: a (data set, $M$) cell is **won** by SDERF when its accuracy minus the best other
-# method's (the other with the highest mean) is above 0 by the t-interval of the paired draws, **lost** when wholly
-# below, else undecided; "most cells" is decided by `majority`. Picking the rival by its mean accuracy, and
+# method's (the other with the highest mean) is above 0 by the t-interval of the paired draws, Bonferroni-widened
+# over the 32 cells (± 3.40 s.e. with 40 draws, 3.35 with 50), **lost** when wholly below, else undecided; "most
+# cells" is decided by `majority`. Picking the rival by its mean accuracy, and
 # validating σ on the same draws as the test, both favour SDERF's rivals slightly: the wins are conservative. The average panel's claim compares SDERF's
 # accuracy averaged over all cells with each other method's, Bonferroni over the five comparisons.
 
@@ -151,12 +153,13 @@ plotting.finish_figure(
 OTHERS = [m for m in METHODS if m != "sderf"]
 cells = [(name, mi) for name in S["datasets"] for mi in range(len(S["M"]))]
 gaps = {m: kc.paired_gap(results, S["datasets"], range(S["splits"]), "sderf", m) for m in OTHERS}
-draw_z = interval_z(samples=S["seeds"])
+draw_z = interval_z(samples=S["seeds"])  # one comparison
+cell_z = interval_z(samples=S["seeds"], parts=len(cells))  # a claim decided cell by cell (Bonferroni over cells)
 cell_verdicts, cell_gaps = [], {}
 for name, mi in cells:
     rival = max(OTHERS, key=lambda m: table[name][m][mi])
     gap, se = gaps[rival][name, mi]
-    cell_verdicts.append(decide(gap, se, above=0.0, z=draw_z))
+    cell_verdicts.append(decide(gap, se, above=0.0, z=cell_z))
     cell_gaps[f"{name}, M={S['M'][mi]}"] = {"rival": LABEL[rival], "gap": gap, "se": se, "verdict": cell_verdicts[-1]}
 won = cell_verdicts.count("holds")
 tied = sum(v["gap"] == 0 and v["se"] == 0 for v in cell_gaps.values())  # every draw of both methods equally accurate
@@ -170,12 +173,13 @@ rec.record(
         "won": f"{won}/{len(cells)}",
         "lost": cell_verdicts.count("fails") - tied,
         "tied (every draw equally accurate)": tied,
+        "undecided": cell_verdicts.count("inconclusive"),
         "cells": cell_gaps,
     },
     holds=majority(cell_verdicts),
-    criterion=f"per cell, SDERF − the best other method's test accuracy ± {draw_z:.2f} s.e. (paired draws, Student-t) "
-    "above 0 (won) or wholly below (lost; an exact tie is not a win); holds when more than half the cells are won, "
-    "fails when the won and undecided cells together are not a majority",
+    criterion=f"per cell, SDERF − the best other method's test accuracy ± {cell_z:.2f} s.e. (paired draws, Student-t, "
+    f"Bonferroni over {len(cells)} cells) above 0 (won) or wholly below (lost; an exact tie is not a win); holds when "
+    "more than half the cells are won, fails when the won and undecided cells together are not a majority",
     meaningful_at="standard",
     reduced=REDUCED,
     expected="fails",
@@ -184,6 +188,7 @@ rec.record(
     "(the validated σ makes all kernel values ≈ equal), a tie SDERF does not win",
 )
 n_cells = len(cells)
+# the cells' draws are independent (each cell draws its own ω), so their variances add
 avg_gaps = {
     m: (
         float(np.mean([gaps[m][c][0] for c in cells])),
@@ -212,19 +217,27 @@ positive_verdicts, positive_cells = [], {}
 for name, mi in cells:
     rival = max(POSITIVE_RIVALS, key=lambda m: table[name][m][mi])
     gap, se = gaps[rival][name, mi]
-    positive_verdicts.append(decide(gap, se, above=0.0, z=draw_z))
+    positive_verdicts.append(decide(gap, se, above=0.0, z=cell_z))
     positive_cells[f"{name}, M={S['M'][mi]}"] = {"rival": LABEL[rival], "gap": gap, "se": se}
 rec.record(
     "sderf_best_positive_feature_most_cells",
     "Post hoc: among the positive random features (PosRF, GERF, SADERF, ADERF, SDERF), SDERF is the most accurate on "
     "most (benchmark, M) pairs",
     paper="not stated separately (the paper's claim includes TrigRF)",
-    ours={"won": f"{positive_verdicts.count('holds')}/{len(cells)}", "cells": positive_cells},
+    ours={
+        "won": f"{positive_verdicts.count('holds')}/{len(cells)}",
+        "lost or tied": positive_verdicts.count("fails"),
+        "undecided": positive_verdicts.count("inconclusive"),
+        "cells": positive_cells,
+    },
     holds=majority(positive_verdicts),
-    criterion=f"as for the main claim, against the best positive rival per cell (± {draw_z:.2f} s.e., paired draws), "
-    "majority over cells",
+    criterion=f"as for the main claim, against the best positive rival per cell (± {cell_z:.2f} s.e., paired draws, "
+    "Bonferroni over cells), majority over cells",
     meaningful_at="standard",
     reduced=REDUCED,
+    expected="inconclusive",
+    because="SDERF leads its best positive rival in 28 of the 32 cells, but by 0.2–3 points in many of them: with "
+    "the interval widened for 32 cells about half the cells stay undecided, too many for either majority",
     note="added after the main claims were decided, to separate the comparison among positive features (what FAVOR# "
     "proposes them for) from the one with TrigRF; read it as exploratory",
 )
@@ -258,12 +271,12 @@ rec.record(
 # objects, the exact kernel itself only 46 % accurate) every random-feature classifier validates a σ at which all
 # kernel values are nearly equal and predicts one class, so all methods tie.
 #
-# *Multiplicity.* The two "most cells" claims decide each of the 32 cells at ± 2.02 s.e. (Student-t over the draws)
-# with no correction for the number of cells, against the project's rule of a Bonferroni-widened interval for a
-# claim decided part by part. Read from the committed per-cell gaps at ± 3.40 s.e. (3.35 with the paper's 50
-# draws), the main claim still fails (standard: 6 won, 20 lost or tied, 6 undecided), but the post hoc claim among
-# positive features becomes inconclusive (13 won, 4 lost, 15 undecided; 12, 4, 16 at paper scale): its "holds" does
-# not survive the correction. The recorded criteria stay as they were run until the notebook is re-run with it.
+# *Multiplicity.* The two "most cells" claims decide each of the 32 cells at ± 3.40 s.e. (Student-t over the 40
+# draws, Bonferroni over the cells; 3.35 with the paper's 50), the project's rule for a claim decided part by part.
+# Until 2026-11-26 they used ± 2.02 s.e. with no correction for the number of cells; under that reading the post hoc
+# claim among positive features held (23 of 32 cells won at standard scale, 22 at paper scale). With the correction
+# the main claim still fails (standard scale: 6 won, 16 lost, 4 tied, 6 undecided) and the post hoc one is
+# inconclusive (14 won, 4 lost or tied, 14 undecided).
 
 # %% [markdown]
 # ## Coverage of the paper
