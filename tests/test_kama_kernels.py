@@ -199,7 +199,7 @@ def test_fig2_gram_error_is_zero_on_parallel_points_and_uses_min_of_points_and_n
     Xp = X[np.random.default_rng(4).permutation(9)]
     W = projections.sample("orthogonal", key("gauss", 2, "orn"), 6, 3, draws=4)
     errs = simulation.gram_errors("sgn", W, Xp, png_moments.gram("sgn", Xp))
-    assert out["gauss", 2, "orn"] == (errs.mean(), errs.std() / 2, 9, 3)
+    assert out["gauss", 2, "orn"] == (errs.mean(), errs.std(ddof=1) / 2, 9, 3)
 
 
 def test_summaries_over_blocks():
@@ -264,3 +264,10 @@ def test_studies_name_bad_arguments():
         kama_kernels.cost_crossover([1, 2])
     with pytest.raises(ValueError, match="datasets"):
         kama_kernels.pointwise_mse_by_blocks({"x": np.ones(3)}, np.random.default_rng, keyring(0), (1,), 1, 1)
+
+
+@pytest.mark.parametrize("study", [kama_kernels.pointwise_mse_by_blocks, kama_kernels.gram_error_by_blocks])
+def test_block_studies_refuse_a_single_draw_since_it_has_no_standard_error(study):
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    with pytest.raises(ValueError, match="draws must be at least 2"):
+        study({"x": X}, lambda name: np.random.default_rng(1), keyring(0), (1,), 4, 1)

@@ -277,10 +277,10 @@ CLASSIC_LOG_MSE = {
 }
 
 
-def test_mse_and_standard_error_is_the_mean_squared_error_and_its_plug_in_standard_error():
+def test_mse_and_standard_error_is_the_mean_squared_error_and_its_sample_standard_error():
     mse, se = simulation.mse_and_standard_error(np.array([1.0, 2.0, 3.0]), 2.0)
     assert mse == pytest.approx(2 / 3, rel=1e-15)
-    assert se == pytest.approx(math.sqrt(2 / 9) / math.sqrt(3), rel=1e-15)  # std of (1, 0, 1) over √3
+    assert se == pytest.approx(1 / 3, rel=1e-14)  # sample std of (1, 0, 1) is 1/√3, over √3
     with pytest.raises(ValueError, match="estimates"):
         simulation.mse_and_standard_error(np.array([1.0, np.nan]), 1.0)
 
@@ -311,7 +311,7 @@ def test_exp_projection_means_of_a_fixed_matrix_are_exact(key):
     W = np.array([[0.0, 5.0], [math.log(2.0), -1.0]])
     means = simulation.exp_projection_means(key, {"fixed": lambda k: W}, np.array([1.0, 0.0]))
     mean, se = means["fixed"]
-    assert mean == pytest.approx(1.5, rel=1e-15) and se == pytest.approx(0.5 / math.sqrt(2), rel=1e-14)
+    assert mean == pytest.approx(1.5, rel=1e-15) and se == pytest.approx(0.5, rel=1e-14)  # sample std of (1, 2): 1/√2
 
 
 def test_qr_sign_bias_keeps_haar_rows_unbiased_and_biases_the_unfixed_qr(key):
@@ -414,7 +414,7 @@ def test_slope_over_draws_averages_per_draw_slopes_with_their_standard_error():
 def test_paired_log_ratio_is_the_geometric_mean_ratio_with_a_two_standard_error_band():
     ratio, band = simulation.paired_log_ratio(np.array([[1.0, 8.0]]), np.array([[1.0, 2.0]]))  # ratios 1 and 4
     assert ratio == pytest.approx(2.0, rel=1e-14)
-    assert band == pytest.approx(2 * math.log(2.0) / math.sqrt(2), rel=1e-14)  # std of (0, log 4) = log 2
+    assert band == pytest.approx(2 * math.log(2.0), rel=1e-14)  # 2 × sample std of (0, log 4), √2 log 2, over √2
     with pytest.raises(ValueError, match="one shape"):
         simulation.paired_log_ratio(np.ones(2), np.ones(3))
 
@@ -429,3 +429,12 @@ def test_gaussian_attention_inputs_have_the_documented_scales(key):
     np.testing.assert_array_equal(Q, datasets.gaussian_attention_inputs(*keys3, 4000, 16, 0.5)[0])
     with pytest.raises(ValueError, match="sigma"):
         datasets.gaussian_attention_inputs(*keys3, 10, 4, 0.0)
+
+
+def test_standard_errors_refuse_a_single_sample():
+    with pytest.raises(ValueError, match="at least 2 pairs"):
+        simulation.paired_log_ratio(np.array([2.0]), np.array([1.0]))
+    with pytest.raises(ValueError, match="at least 2 draws"):
+        simulation.mse_and_standard_error(np.array([1.0]), 2.0)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        simulation.exp_projection_means(jax.random.key(0), {"one": lambda k: np.ones((1, 2))}, np.ones(2))

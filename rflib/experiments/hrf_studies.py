@@ -151,8 +151,8 @@ def speed_trick_z_scores(
     small = simulation.pointwise_estimates(key_reduced, x2, y2, make, shapes, draws)
     sm = np.exp(x @ y)
     a, b = (full - sm) ** 2, (small - sm) ** 2
-    z_mse = (a.mean() - b.mean()) / np.hypot(a.std(), b.std()) * np.sqrt(a.size)
-    z_mean = (full.mean() - small.mean()) / np.hypot(full.std(), small.std()) * np.sqrt(full.size)
+    z_mse = (a.mean() - b.mean()) / np.hypot(a.std(ddof=1), b.std(ddof=1)) * np.sqrt(a.size)
+    z_mean = (full.mean() - small.mean()) / np.hypot(full.std(ddof=1), small.std(ddof=1)) * np.sqrt(full.size)
     return z_mean, z_mse
 
 

@@ -283,6 +283,8 @@ def pointwise_mse_by_blocks(
     blocks = _dims("blocks", blocks, low=1)
     pairs = _checks.positive_int("pairs", pairs)
     draws = _checks.positive_int("draws", draws)
+    if draws < 2:
+        raise ValueError(f"draws must be at least 2 (the standard error needs two draws), got {draws}")
     out = {}
     for name, X in datasets.items():
         n, d = X.shape
@@ -296,7 +298,7 @@ def pointwise_mse_by_blocks(
                 est = np.asarray(png.pair_estimates("sgn", W, X[i], X[j]))
                 sq = (est - K_pairs) ** 2
                 per_draw = sq.mean(1)
-                out[name, b, method] = (per_draw.mean(), per_draw.std() / math.sqrt(len(per_draw)))
+                out[name, b, method] = (per_draw.mean(), per_draw.std(ddof=1) / math.sqrt(len(per_draw)))
     return out
 
 
@@ -314,6 +316,8 @@ def gram_error_by_blocks(
     blocks = _dims("blocks", blocks, low=1)
     points = _checks.positive_int("points", points)
     draws = _checks.positive_int("draws", draws)
+    if draws < 2:
+        raise ValueError(f"draws must be at least 2 (the standard error needs two draws), got {draws}")
     out = {}
     for name, X in bar(datasets.items(), "Fig 2 datasets", progress):
         X = X[point_rng(name).permutation(len(X))[:points]]
@@ -323,7 +327,7 @@ def gram_error_by_blocks(
             for method in png.LAWS:
                 W = projections.sample(png.LAWS[method], key(name, b, method), b * d, d, draws=draws)
                 errs = simulation.gram_errors("sgn", W, X, K_exact)
-                out[name, b, method] = (errs.mean(), errs.std() / math.sqrt(len(errs)), n, d)
+                out[name, b, method] = (errs.mean(), errs.std(ddof=1) / math.sqrt(len(errs)), n, d)
     return out
 
 

@@ -135,11 +135,14 @@ def _batched_estimates(make_estimator, drawn, given):
 
 
 def error_summary(estimates, K) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Monte Carlo summary over independent draws (axis 0): (MSE, its standard error std(err²)/√R, mean error,
-    its standard error).  estimates: (R, …); K: the exact value(s), broadcastable to (…)."""
+    """Monte Carlo summary over independent draws (axis 0): (MSE, its standard error s(err²)/√R, mean error,
+    its standard error; s the sample standard deviation).  estimates: (R, …), R ≥ 2; K: the exact value(s),
+    broadcastable to (…)."""
     err = np.asarray(estimates) - np.asarray(K)
+    if err.ndim == 0 or err.shape[0] < 2:
+        raise ValueError(f"estimates needs at least 2 draws along axis 0 for a standard error, got shape {err.shape}")
     root = math.sqrt(err.shape[0])
-    return (err**2).mean(0), (err**2).std(0) / root, err.mean(0), err.std(0) / root
+    return (err**2).mean(0), (err**2).std(0, ddof=1) / root, err.mean(0), err.std(0, ddof=1) / root
 
 
 def relative_frobenius_error(K_hat, K) -> np.ndarray:
@@ -164,8 +167,9 @@ def gram_errors(name: str, W, X, K) -> np.ndarray:
 def mse_and_standard_error(estimates, target) -> tuple[float, float]:
     """Empirical MSE of R independent estimates around the exact ``target`` and its standard error.
 
-    estimates: (R,); target: the exact value (a number). Returns (mean of (e − target)², std((e − target)²)/√R), the
-    plug-in standard error used for every "within 5σ" Monte Carlo check of a closed-form MSE.
+    estimates: (R,), R ≥ 2; target: the exact value (a number). Returns (mean of (e − target)², s/√R), s the sample
+    standard deviation of (e − target)²: the standard error used for every "within 5σ" Monte Carlo check of a
+    closed-form MSE.
     """
     estimates = _checks.finite_numpy("estimates", estimates, 1)
     target = _checks.real_number("target", target)
@@ -242,7 +246,7 @@ def exp_projection_means(key, samplers, z) -> dict[str, tuple[float, float]]:
 
     For rows that are marginally N(0, I_d) the mean is e^{‖z‖²/2} (the positive features' unbiasedness, Performer
     Lemma 1); orthogonal rows from QR without the sign fix are not, and the mean is biased (Performer Thm 2 needs
-    Haar blocks). samplers: label → ``sampler(key)`` returning (N, d); z: (d,). Returns label → (mean, std/√N).
+    Haar blocks). samplers: label → ``sampler(key)`` returning (N, d); z: (d,). Returns label → (mean, s/√N), s the sample standard deviation.
     """
     z = _checks.vectors("z", z)
     if z.ndim != 1:
@@ -250,7 +254,9 @@ def exp_projection_means(key, samplers, z) -> dict[str, tuple[float, float]]:
     out = {}
     for label, sampler in samplers.items():
         values = np.exp(np.asarray(sampler(key) @ z))
-        out[label] = (values.mean(), values.std() / np.sqrt(values.size))
+        if values.size < 2:
+            raise ValueError(f"samplers[{label!r}] must draw at least 2 rows for a standard error, got {values.size}")
+        out[label] = (values.mean(), values.std(ddof=1) / np.sqrt(values.size))
     return out
 
 
@@ -469,12 +475,14 @@ def slope_over_draws(x, y, *, x_min: float | None = None) -> tuple[float, float]
 
 def paired_log_ratio(a, b) -> tuple[float, float]:
     """Geometric mean of a/b over paired draws, exp(mean(log a − log b)), and 2 standard errors of that mean log
-    ratio, std/√N over the N pairs.  a, b: (…) > 0, one shape (e.g. (F values, seeds))."""
+    ratio, s/√N over the N pairs (s: the sample standard deviation, N − 1 in its denominator).  a, b: (…) > 0, one shape (e.g. (F values, seeds))."""
     a = _checks.finite_numpy("a", a)
     b = _checks.finite_numpy("b", b)
     if a.shape != b.shape:
         raise ValueError(f"a and b must have one shape, got {a.shape} and {b.shape}")
     _checks.values_in_range("a", a, low=0.0, low_open=True)
     _checks.values_in_range("b", b, low=0.0, low_open=True)
+    if a.size < 2:
+        raise ValueError(f"a and b need at least 2 pairs for a standard error, got {a.size}")
     log_gap = np.log(a) - np.log(b)
-    return float(np.exp(log_gap.mean())), float(2 * log_gap.std() / np.sqrt(log_gap.size))
+    return float(np.exp(log_gap.mean())), float(2 * log_gap.std(ddof=1) / np.sqrt(log_gap.size))

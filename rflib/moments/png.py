@@ -202,7 +202,7 @@ def orthogonal_pair_covariance(name: str, key, x, y, n_pairs: int) -> tuple[floa
     F2 = np.asarray(f(w2 @ x) * f(w2 @ y))
     K = 0.5 * (F1.mean() + F2.mean())
     prod = (F1 - K) * (F2 - K)
-    return float(prod.mean()), float(prod.std() / math.sqrt(n_pairs))
+    return float(prod.mean()), float(prod.std(ddof=1) / math.sqrt(n_pairs))
 
 
 def angular_orthogonal_mse_ratio(theta, d: int) -> np.ndarray:
