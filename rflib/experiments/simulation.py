@@ -246,7 +246,8 @@ def exp_projection_means(key, samplers, z) -> dict[str, tuple[float, float]]:
 
     For rows that are marginally N(0, I_d) the mean is e^{‖z‖²/2} (the positive features' unbiasedness, Performer
     Lemma 1); orthogonal rows from QR without the sign fix are not, and the mean is biased (Performer Thm 2 needs
-    Haar blocks). samplers: label → ``sampler(key)`` returning (N, d); z: (d,). Returns label → (mean, s/√N), s the sample standard deviation.
+    Haar blocks). samplers: label → ``sampler(key)`` returning (N, d), N ≥ 2; z: (d,). Returns label → (mean, s/√N),
+    s the sample standard deviation.
     """
     z = _checks.vectors("z", z)
     if z.ndim != 1:
@@ -475,7 +476,8 @@ def slope_over_draws(x, y, *, x_min: float | None = None) -> tuple[float, float]
 
 def paired_log_ratio(a, b) -> tuple[float, float]:
     """Geometric mean of a/b over paired draws, exp(mean(log a − log b)), and 2 standard errors of that mean log
-    ratio, s/√N over the N pairs (s: the sample standard deviation, N − 1 in its denominator).  a, b: (…) > 0, one shape (e.g. (F values, seeds))."""
+    ratio, s/√N over the N ≥ 2 pairs (s: the sample standard deviation, N − 1 in its denominator).  a, b: (…) > 0,
+    one shape (e.g. (F values, seeds))."""
     a = _checks.finite_numpy("a", a)
     b = _checks.finite_numpy("b", b)
     if a.shape != b.shape:
