@@ -597,16 +597,20 @@ rec.record(
 )
 
 # %% [markdown]
-# **What the ablation settles.** No reading we could construct reproduces Table 1's ranking. Under the FLOP-matched
-# reading the exact bound rules it out for every preprocessing (only 0–16 % of random pairs are obtuse enough for a
-# hybrid to possibly win, and the exact MSE ratio HRF-iid / trig is 6.6–12 000 depending on the preprocessing, the
-# same at every M); without matching, HRF-ort comes closest but still loses to ORF-reg. The baselines, in contrast,
-# land near the paper's magnitudes under our main preprocessing (ORF-reg 1.7 vs the paper's 1.0 ×10⁻³), so the
-# 25× gap is specific to the hybrids. ERRATA.md HRF-E19 records the tension. Halton: scrambled,
-# Halton-R matches ORF-reg (1.05× / 1.02×); with Avron et al.'s random shift it is 1.45× / 1.37× worse, and the
-# unrandomised sequence 1.93× (wine) but 1.08× (Boston) — each reading moves toward the paper's 4.0× / 2.4×, none
-# reaches it, and none gives the paper's large gap on Boston. The Halton variant behind Table 1 (leaping, burn-in,
-# a different map to Gaussians) is not described, so we cannot pin it down.
+# **What the ablation settles.** No reading we could construct reproduces Table 1's ranking, and none closes the gap
+# for the hybrids. Under the FLOP-matched reading the exact bound rules it out for every preprocessing (only 0–16 % of
+# random pairs are obtuse enough for a hybrid to possibly win, and the exact MSE ratio HRF-iid / trig is 6.6–12 000
+# depending on the preprocessing, the same at every M); without matching (512 projections per base, about twice the
+# baselines' cost) HRF-ort comes closest but still loses to ORF-reg. In numbers (×10⁻³, wine / Boston, standard
+# scale): HRF-ort, paper 0.70 / 0.72, ours 17.6 / 17.7 FLOP-matched (25×) and 2.30 / 2.58 unmatched (3.3× / 3.6×);
+# relative to ORF-reg, the paper has HRF-ort at 0.70× / 0.69×, we have it at 10× matched and 1.3× / 1.5× unmatched.
+# The baselines, in contrast, land near the paper's magnitudes under our main preprocessing (ORF-reg 1.7 vs the
+# paper's 1.0 ×10⁻³), so the gap is specific to the hybrids: Table 1's hybrid rows are **not reproduced** under any
+# reading we found, and we report them as such (ERRATA.md HRF-E19 records the tension). Halton: scrambled, Halton-R
+# matches ORF-reg (1.05× / 1.02×); with Avron et al.'s random shift it is 1.45× / 1.37× worse, and the unrandomised
+# sequence 1.93× (wine) but 1.08× (Boston) — each reading moves toward the paper's 4.0× / 2.4×, none reaches it, and
+# none gives the paper's large gap on Boston. The Halton variant behind Table 1 (leaping, burn-in, a different map to
+# Gaussians) is not described, so we cannot pin it down.
 
 # %% [markdown]
 # ## 3 · Fig 6 and Table 3: the cluster-adapted hybrid HRF-C on clustered data

@@ -192,3 +192,19 @@ def test_accuracy_table_takes_the_validated_sigma_and_averages_splits():
     np.testing.assert_allclose(kc.average_curve(table, "sderf"), [55.0, 40.0])
     with pytest.raises(ValueError, match="curve must have shape"):
         kc.accuracy_at_validated_sigma(curve["a"][:, :2], sigmas)
+
+
+def test_shortfall_decomposition_splits_the_gap_to_the_exact_kernel_into_bandwidth_and_estimator_parts():
+    sigmas = np.array([0.1, 1.0, 10.0])
+    exact = np.array([[0.2, 0.5, 0.9], [0.3, 0.6, 0.8]])  # validated σ = 10 (index 2), test 0.8 there
+    method = np.array([[[0.9, 0.1, 0.1], [0.25, 0.0, 0.0]]])  # validates σ = 0.1, test 0.25 there
+    split = {"gerf": method, "exact": exact}
+    out = kc.shortfall_decomposition({("d", 0): split}, ["d"], [0], "gerf", sigmas)["d", 0]
+    assert out["bandwidth"] == pytest.approx(50.0)  # exact at its σ (80) − exact at the method's σ (30)
+    assert out["estimator"] == pytest.approx(5.0)  # exact (30) − the method (25), both at the method's σ
+    assert out["bandwidth"] + out["estimator"] == pytest.approx(100 * (0.8 - 0.25))  # the whole shortfall
+    assert out["sigma"] == pytest.approx(0.1) and out["exact sigma"] == pytest.approx(10.0)
+    with pytest.raises(ValueError, match="split_ids must name at least one split"):
+        kc.shortfall_decomposition({}, ["d"], [], "gerf", sigmas)
+    with pytest.raises(ValueError, match="method must be one of"):
+        kc.shortfall_decomposition({("d", 0): split}, ["d"], [0], "GERF", sigmas)

@@ -299,3 +299,47 @@ def paired_gap(results: dict, names, split_ids, a: str, b: str) -> dict:
                 variances.append(float(np.var(diff, ddof=1) / diff.size) if diff.size > 1 else np.inf)
             gaps[name, mi] = (float(np.mean(means)), float(np.sqrt(np.sum(variances)) / len(split_ids)))
     return gaps
+
+
+def shortfall_decomposition(results: dict, names, split_ids, method: str, sigmas) -> dict:
+    """Why a random-feature classifier falls short of the exact kernel, per (dataset, M): its test-accuracy
+    shortfall from the exact classifier at the exact one's validated σ, split into a **bandwidth** part (the exact
+    classifier's own test accuracy at the σ the method validated, minus at its best σ: what the σ the method could
+    afford costs) and an **estimator** part (the exact classifier minus the method's mean, both at the method's
+    σ: what the random-feature noise costs there). The two add up to the shortfall exactly.
+
+    Returns {(dataset, M index): {"bandwidth": points, "estimator": points, "sigma": the method's validated σ,
+    "exact sigma": the exact classifier's}}, each averaged over ``split_ids`` (σ: geometric mean). ``results`` from
+    :func:`accuracy_sweep`.
+    """
+    split_ids = list(split_ids)
+    if not split_ids:
+        raise ValueError("split_ids must name at least one split")
+    sigmas = _checks.finite_numpy("sigmas", sigmas, 1)
+    _checks.one_of("method", method, ("trig", *dense_exp.METHODS))
+    out = {}
+    for name in names:
+        n_M = results[name, split_ids[0]][method].shape[0]
+        for mi in range(n_M):
+            parts = []
+            for s in split_ids:
+                r = results[name, s]
+                i_exact = best_sigma_index(r["exact"][0])
+                i_method = best_sigma_index(r[method][mi, 0])
+                exact_test = r["exact"][1]
+                parts.append(
+                    (
+                        100 * (exact_test[i_exact] - exact_test[i_method]),
+                        100 * (exact_test[i_method] - r[method][mi, 1, i_method]),
+                        np.log(sigmas[i_method]),
+                        np.log(sigmas[i_exact]),
+                    )
+                )
+            bandwidth, estimator, log_sigma, log_exact = np.mean(parts, axis=0)
+            out[name, mi] = {
+                "bandwidth": float(bandwidth),
+                "estimator": float(estimator),
+                "sigma": float(np.exp(log_sigma)),
+                "exact sigma": float(np.exp(log_exact)),
+            }
+    return out
