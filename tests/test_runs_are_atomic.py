@@ -245,3 +245,12 @@ def test_wall_times_are_merged_and_paper_scale_ones_sit_beside_its_results(tmp_p
     runner.record_timings(path, {})  # nothing completed: the file stays as it was
     assert json.loads(path.read_text()) == {"01_a": 5.0, "03_b": 7.1}
     assert list(json.loads(path.read_text())) == ["01_a", "03_b"]
+    assert runner.speed_path(path) == tmp_path / "matmul-gflops.json"
+    assert runner.speed_path(runner.timings_path("quick", tmp_path)) == tmp_path / "matmul-gflops-quick.json"
+
+
+def test_the_machine_speed_beside_each_wall_time_is_a_plausible_matmul_rate():
+    gflops = runner.matmul_gflops(n=256, repeats=2)
+    assert 0.1 < gflops < 1e6  # GFLOP/s of 2 n³ flops: any real CPU or accelerator
+    line = runner.summary_line({"name": "03_b", "seconds": 1.0, "ok": True, "claims": [], "matmul_gflops": 142.6})
+    assert "(machine 143 GFLOP/s)" in line

@@ -59,9 +59,13 @@ def compare_claims(old: dict, new: dict) -> list[dict]:
     return changes
 
 
+NOT_RESULTS = ("timings.json", "matmul-gflops.json")  # the wall times and machine speeds beside paper results
+
+
 def load_dir(directory: Path) -> dict[str, dict]:
     """{notebook: {claim id: claim}} from a directory of results JSON."""
-    return {p.stem: {c["id"]: c for c in json.loads(p.read_text())["claims"]} for p in sorted(directory.glob("*.json"))}
+    paths = sorted(p for p in directory.glob("*.json") if p.name not in NOT_RESULTS)
+    return {p.stem: {c["id"]: c for c in json.loads(p.read_text())["claims"]} for p in paths}
 
 
 def load_rev(rev: str, directory: str) -> dict[str, dict]:
@@ -70,7 +74,7 @@ def load_rev(rev: str, directory: str) -> dict[str, dict]:
         ["git", "ls-tree", "--name-only", rev, f"{directory}/"], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout.split()
     out = {}
-    for name in (n for n in names if n.endswith(".json")):
+    for name in (n for n in names if n.endswith(".json") and Path(n).name not in NOT_RESULTS):
         text = subprocess.run(["git", "show", f"{rev}:{name}"], cwd=ROOT, check=True, capture_output=True, text=True)
         out[Path(name).stem] = {c["id"]: c for c in json.loads(text.stdout)["claims"]}
     return out

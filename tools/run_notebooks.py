@@ -34,6 +34,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import papermill
 
 from rflib._atomic import write_atomically
@@ -74,13 +75,33 @@ def timings_path(scale: str, out: Path | None = None) -> Path:
     return ROOT / "build" / f"timings-{scale}.json"
 
 
-def record_timings(path: Path, seconds: dict[str, float]) -> None:
-    """Merge {notebook: wall seconds} of the completed runs into ``path`` (a run of some notebooks keeps the others'
-    times), written atomically, keys sorted."""
-    if not seconds:
+def speed_path(timings: Path) -> Path:
+    """The file, beside the wall times ``timings``, of the machine's matmul speed measured before each of those runs:
+    ``timings.json`` → ``matmul-gflops.json``, ``timings-<scale>.json`` → ``matmul-gflops-<scale>.json``."""
+    return timings.with_name(timings.name.replace("timings", "matmul-gflops", 1))
+
+
+def matmul_gflops(n: int = 2048, repeats: int = 3) -> float:
+    """This machine's dense float32 matmul speed now (GFLOP/s, best of ``repeats`` n × n products with numpy): recorded
+    beside each wall time, because the speed of a shared machine drifts (up to 2.5× between days on ours), so that a
+    time can be judged against the speed it was measured at."""
+    a = np.random.default_rng(0).random((n, n), dtype=np.float32)
+    a @ a  # warm-up: thread pool and page faults
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ a
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * n**3 / best / 1e9
+
+
+def record_timings(path: Path, values: dict[str, float]) -> None:
+    """Merge {notebook: value} of the completed runs (wall seconds, or the matmul speed at their start) into ``path``
+    (a run of some notebooks keeps the others' values), written atomically, keys sorted."""
+    if not values:
         return
     timings = json.loads(path.read_text()) if path.exists() else {}
-    timings.update({name: round(value, 1) for name, value in seconds.items()})
+    timings.update({name: round(value, 1) for name, value in values.items()})
     text = json.dumps(dict(sorted(timings.items())), indent=2) + "\n"
     write_atomically(path, lambda target: target.write_text(text))
 
@@ -256,7 +277,8 @@ def summary_line(report: dict) -> str:
     verdicts = [c["verdict"] for c in report["claims"]]
     counts = ", ".join(f"{v} {verdicts.count(v)}" for v in VERDICTS if v in verdicts)
     status = "ok    " if report["ok"] else "FAILED"
-    return f"  {status} {report['name']:<40} {report['seconds']:7.1f} s   claims: {counts or '-'}"
+    speed = f" (machine {report['matmul_gflops']:.0f} GFLOP/s)" if "matmul_gflops" in report else ""
+    return f"  {status} {report['name']:<40} {report['seconds']:7.1f} s{speed}   claims: {counts or '-'}"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -289,13 +311,15 @@ def main(argv=None) -> int:
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupted) if on_main_thread else None
     try:
         for source in sources:
-            print(f"▶ {source.stem}  (scale={args.scale}, seed={args.seed})", flush=True)
+            gflops = matmul_gflops()
+            print(f"▶ {source.stem}  (scale={args.scale}, seed={args.seed}; machine {gflops:.0f} GFLOP/s)", flush=True)
             staging = staging_dir(args.scale, source.stem, args.staging)
             try:
                 report = run_notebook(source.resolve(), args.scale, args.seed, dirs, staging)
             except KeyboardInterrupt as exc:
                 print(interrupted_message(exc, source.stem, staging, dirs), file=sys.stderr, flush=True)
                 return 128 + (signal.SIGTERM if isinstance(exc, Interrupted) else signal.SIGINT)
+            report["matmul_gflops"] = gflops
             reports.append(report)
             print(f"  {'ok' if report['ok'] else 'FAILED'} in {report['seconds']:.1f} s", flush=True)
             if report["error"]:
@@ -311,7 +335,9 @@ def main(argv=None) -> int:
         for c in r["claims"]:
             if c["verdict"] in ("fails", "inconclusive"):
                 print(f"      {c['verdict']}: {c['id']}: {c['claim']}")
-    record_timings(timings_path(args.scale, args.out), {r["name"]: r["seconds"] for r in reports if r["ok"]})
+    timings = timings_path(args.scale, args.out)
+    record_timings(timings, {r["name"]: r["seconds"] for r in reports if r["ok"]})
+    record_timings(speed_path(timings), {r["name"]: r["matmul_gflops"] for r in reports if r["ok"]})
     failed = [r["name"] for r in reports if not r["ok"]]
     if failed:
         print(f"\n{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
