@@ -239,7 +239,7 @@ def test_epoch_training_keeps_the_best_epoch_decays_on_stalls_and_round_trips_th
     assert log["best_epoch"] - 1 == int(np.argmin(valid)) and valid[0] > valid[log["best_epoch"] - 1]
     for before, after in itertools.pairwise(epochs):  # the rate halves exactly after epochs that did not improve
         best_so_far = min((e["valid_loss"] for e in epochs[: before["epoch"] - 1]), default=np.inf)
-        improved = before["valid_loss"] < best_so_far - 1e-3
+        improved = before["valid_loss"] <= best_so_far - 1e-3  # the default min_gain
         assert after["learning_rate"] == pytest.approx(before["learning_rate"] * (1.0 if improved else 0.5))
     loss, _ = lm.evaluate(params, ids[:400], batch=10, bptt=10)
     assert loss == pytest.approx(valid[log["best_epoch"] - 1], rel=1e-6)  # the best epoch's parameters come back
@@ -251,3 +251,24 @@ def test_epoch_training_keeps_the_best_epoch_decays_on_stalls_and_round_trips_th
         lm.load_checkpoint(tmp_path / "missing.npz")
     with pytest.raises(ValueError, match="dropout must lie in"):
         lm.train_lstm_epochs(key, ids, ids, vocab_size=12, hidden=4, n_layers=1, batch=2, bptt=5, dropout=1.0)
+
+
+def test_epoch_training_decays_below_the_minimum_gain_and_stops_below_the_minimum_rate(key):
+    """With a minimum gain no epoch after the first can reach, the rate halves after every later epoch: 2e-2, 2e-2,
+    1e-2, 5e-3, and the next halving (2.5e-3) falls below min_learning_rate = 3e-3: training stops after 4 of the 10
+    epochs allowed."""
+    ids = np.tile(np.arange(12), 200)
+    small = dict(vocab_size=12, hidden=8, n_layers=1, batch=4, bptt=10, learning_rate=2e-2, decay=0.5, dropout=0.0)
+    _, log = lm.train_lstm_epochs(key, ids, ids[:400], epochs=10, min_gain=50.0, min_learning_rate=3e-3, **small)
+    assert [e["learning_rate"] for e in log["epochs"]] == pytest.approx([2e-2, 2e-2, 1e-2, 5e-3])
+    assert log["stopped"] == "min_learning_rate"
+    valid = [e["valid_perplexity"] for e in log["epochs"]]
+    summary = lm.convergence_summary({**log, "recipe": {"min_learning_rate": 3e-3}})
+    assert "ran 4 epochs" in summary and "fell below 0.003" in summary
+    assert f"{100 * (valid[3] / valid[2] - 1):+.2f} %" in summary
+    _, log = lm.train_lstm_epochs(key, ids, ids[:400], epochs=2, min_gain=0.0, **small)
+    assert log["stopped"] == "epochs" and len(log["epochs"]) == 2
+    assert "fixed number of steps" in lm.convergence_summary({"epochs": []})
+    for bad in (dict(min_gain=-1.0), dict(min_gain=np.nan), dict(min_learning_rate=2e-2), dict(min_learning_rate=-1.0)):
+        with pytest.raises(ValueError, match="min_gain|min_learning_rate"):
+            lm.train_lstm_epochs(key, ids, ids, epochs=1, **{**small, **bad})

@@ -35,6 +35,17 @@ CHECKPOINT, LOG = "ptb_lstm_h200.npz", "training_log.json"
 THREEFRY_PARTITIONABLE = True
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (Linux), else ``platform.processor()``, else "unknown"."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def train(seed: int, max_steps: int | None = None, progress: bool = True) -> tuple[lm.LSTMParams, dict]:
     """Train with :data:`lm.PTB_RECIPE`; returns the (best) parameters and the training log (see module doc)."""
     jax.config.update("jax_threefry_partitionable", THREEFRY_PARTITIONABLE)
@@ -60,6 +71,7 @@ def train(seed: int, max_steps: int | None = None, progress: bool = True) -> tup
         "train_seconds": time.perf_counter() - start,
         "versions": {"jax": jax.__version__, "numpy": np.__version__, "python": platform.python_version()},
         "machine": f"{platform.machine()}, {jax.devices()[0].platform}",
+        "cpu": cpu_model(),  # float32 training is bitwise reproducible only on the same CPU type
         **log,
     }
     if max_steps is None:
