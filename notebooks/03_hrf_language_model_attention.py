@@ -94,8 +94,8 @@ CHECKPOINT_DIR = Path("../data/ptb_lstm") if Path("../data/ptb_lstm").is_dir() e
 # stopped once the rate falls below 10⁻⁴ (at most 30 epochs), the best epoch kept. Perplexity is $e^{\mathrm{CE}}$
 # (nats).
 #
-# At `standard` scale the notebook loads the checkpoint that `make ptb-lm` wrote (about an hour on 2 cores, far
-# beyond this notebook's budget) and checks its SHA-256 against the training log; `paper` scale retrains it from
+# At `standard` scale the notebook loads the checkpoint that `make ptb-lm` wrote (40 minutes to 2 hours on 2
+# cores, far beyond this notebook's budget) and checks its SHA-256 against the training log; `paper` scale retrains it from
 # scratch by running the same command (`tools/train_ptb_lm.py --seed <seed>`; with seed 0 it reproduces the
 # checkpoint); `quick` trains a 1-layer, 64-unit model for 60 steps.
 
