@@ -79,6 +79,7 @@ SETTINGS["paper"] = SETTINGS["standard"] | dict(lm="train", sweep_queries=1000) 
 run = start("03_hrf_language_model_attention", scale, seed, SETTINGS, x64=True)
 S, keys, rec = run.settings, run.keys, run.recorder
 N_LAMBDA = 8
+REPRODUCTION_NATS = lm.PTB_RECIPE["min_gain"]
 CHECKPOINT_DIR = Path("../data/ptb_lstm") if Path("../data/ptb_lstm").is_dir() else Path("data/ptb_lstm")
 
 # %% [markdown]
@@ -125,17 +126,30 @@ else:
     )
     training_log = {"epochs": [], "recipe": dict(hidden=64, n_layers=1, steps=60)}
 model_seconds = time.perf_counter() - start_time
-committed_sha256 = json.loads((CHECKPOINT_DIR / "training_log.json").read_text())["sha256"]
+committed_log = json.loads((CHECKPOINT_DIR / "training_log.json").read_text())
+reproduction = (
+    lm.checkpoint_reproduction(training_log, committed_log, REPRODUCTION_NATS) if S["lm"] == "train" else None
+)
 rec.record(
     "lm_checkpoint_reproduced",
-    "`make ptb-lm` reproduces the committed checkpoint: the model this run uses holds parameters with the committed "
-    "training log's SHA-256 (paper scale retrains it from scratch here)",
-    ours={"source": S["lm"], "parameters_sha256": lm.params_sha256(params), "committed_sha256": committed_sha256},
-    holds=None if S["lm"] == "train-small" else lm.params_sha256(params) == committed_sha256,
-    criterion="the content hash of the parameters (lm.params_sha256) equals the committed training log's sha256",
+    "`make ptb-lm` reproduces the committed checkpoint: the model this run uses reaches the committed training log's "
+    "validation perplexity (paper scale retrains it from scratch here)",
+    ours={
+        "source": S["lm"],
+        "validation_perplexity": training_log.get("valid_perplexity"),
+        "committed_validation_perplexity": committed_log["valid_perplexity"],
+        "gap_nats": None if reproduction is None else reproduction["gap_nats"],
+        "bitwise_identical": None if reproduction is None else reproduction["bitwise"],
+        "parameters_sha256": lm.params_sha256(params),
+        "committed_sha256": committed_log["sha256"],
+    },
+    holds=None if reproduction is None else reproduction["holds"],
+    criterion=f"|ln(retrained validation perplexity) - ln(committed)| < {REPRODUCTION_NATS} nats, the recipe's own "
+    "min_gain (a smaller change counts as no progress when training); bitwise identity of the parameters is reported "
+    "but not required, since float32 training is bitwise reproducible only on the CPU type that trained it",
     meaningful_at="paper",
-    note="at standard scale the committed checkpoint is loaded (its hash checked on loading); quick trains a small "
-    "model, so the claim is not decided there",
+    note="decided only where the model is retrained (paper scale): standard loads the committed checkpoint (its hash "
+    "checked on loading, so a comparison with its own log could not fail); quick trains a small model",
 )
 n_valid = 20 * 35 * 40 if scale == "quick" else valid_ids.size
 valid_loss, valid_queries = lm.evaluate(params, valid_ids[:n_valid], batch=10, bptt=35)
@@ -306,9 +320,19 @@ ORDERING_CRITERION = (
     "s.e. (Student-t, Bonferroni), below 0; fails if any difference is wholly above 0, else inconclusive"
 )
 PTB_REDUCED = run.reduced(f"{S['n_queries']} queries", "n_queries")
-ours_at = lambda metric, methods: {  # noqa: E731
-    m: dict(zip(("mean", "s.e."), summary_se[m, M_ref][metric], strict=True)) for m in methods
+ours_at = lambda metric, methods, M=M_ref: {  # noqa: E731
+    m: dict(zip(("mean", "s.e."), summary_se[m, M][metric], strict=True)) for m in methods
 }
+every_M = lambda metric, methods: {f"{metric}_M{M}": ours_at(metric, methods, M) for M in S["sizes"]}  # noqa: E731
+trig_over_favor = [
+    summary_se["Trig.", M]["wasserstein"][0] / summary_se["FAVOR+", M]["wasserstein"][0] for M in S["sizes"]
+]
+negative_means = [summary_se[m, M]["negative_fraction"][0] for m in METHODS[1:] for M in S["sizes"]]
+hybrid_minus_trig = [
+    summary_se[h, M]["negative_fraction"][0] - summary_se["Trig.", M]["negative_fraction"][0]
+    for h in HYBRIDS
+    for M in S["sizes"]
+]
 rec.record(
     "fig3_hybrids_best",
     "Hybrids (angular or Gaussian) have lower W₁ and KS than trig and FAVOR+ at every M",
@@ -316,7 +340,7 @@ rec.record(
         "wasserstein_M64": {m: v[0] for m, v in PAPER_TABLE4["wasserstein"].items()},
         "ks_M64": {m: v[0] for m, v in PAPER_TABLE4["ks"].items()},
     },
-    ours={f"wasserstein_M{M_ref}": ours_at("wasserstein", METHODS), f"ks_M{M_ref}": ours_at("ks", METHODS)},
+    ours=every_M("wasserstein", METHODS) | every_M("ks", METHODS),
     holds=combine(
         decide_best_smaller([summary_se[w, M][k] for w in HYBRIDS], [summary_se[v, M][k] for v in REGULAR], z=PTB_Z)
         for M in S["sizes"]
@@ -349,14 +373,14 @@ rec.record(
     meaningful_at="standard",
     reduced=PTB_REDUCED,
     expected="fails",
-    because="see the previous claim: FAVOR+ beats trig features 3.5–4.2× in W₁ at our model's temperature, and at every "
-    "temperature and reading tried",
+    because=f"see the previous claim: FAVOR+'s W₁ is {min(trig_over_favor):.2f}–{max(trig_over_favor):.2f}× lower than "
+    "trig features' over M at our model's temperature, and lower at every temperature and reading tried",
 )
 rec.record(
     "fig3_negative_fraction",
     "Hybrids produce fewer negative estimates than trig features (paper: ≈ 0.15 vs 0.26)",
     paper={m: v[0] for m, v in PAPER_TABLE4["negative_fraction"].items()},
-    ours=ours_at("negative_fraction", METHODS[1:]),
+    ours=every_M("negative_fraction", METHODS[1:]),
     holds=combine(
         decide_smaller(summary_se[h, M]["negative_fraction"], summary_se["Trig.", M]["negative_fraction"], z=NEGATIVE_Z)
         for M in S["sizes"]
@@ -367,8 +391,9 @@ rec.record(
     meaningful_at="standard",
     reduced=PTB_REDUCED,
     expected="inconclusive",
-    because="at the model's temperature every signed estimator is noise, ≈ 50 % negative (paper: trig 0.26, hybrids "
-    "0.15); the Gaussian hybrid's fraction is within the seed-to-seed spread of trig's",
+    because=f"at the model's temperature every signed estimator is noise, {min(negative_means):.3f}–"
+    f"{max(negative_means):.3f} negative (paper: trig 0.26, hybrids 0.15); hybrid − trig ranges over "
+    f"{min(hybrid_minus_trig):+.4f}…{max(hybrid_minus_trig):+.4f} across M, not every difference resolved by the seeds",
 )
 # The direction alone hides the size: the paper's fractions themselves, decided per (method, M).
 NEGATIVE_TOLERANCE = 0.05  # absolute; half the paper's own gap between trig (0.26) and the hybrids (0.15)
@@ -380,7 +405,7 @@ rec.record(
     "fig3_negative_fraction_values",
     "The fractions of negative estimates are the paper's: trig features ≈ 0.26, hybrids ≈ 0.15",
     paper={m: v[0] for m, v in PAPER_TABLE4["negative_fraction"].items()},
-    ours=ours_at("negative_fraction", METHODS[1:]),
+    ours=every_M("negative_fraction", METHODS[1:]),
     holds=combine(
         decide(
             *summary_se[m, M]["negative_fraction"],
@@ -395,9 +420,9 @@ rec.record(
     meaningful_at="standard",
     reduced=PTB_REDUCED,
     expected="fails",
-    because="at the model's temperature every signed estimator is noise and half its estimates are negative (0.49–0.50 "
-    "against the paper's 0.15–0.26); trig's fraction comes near the paper's only on cooled logits (§2c: 0.35 at "
-    "τ = 1/8, 0.03 at τ = 1/16)",
+    because=f"at the model's temperature every signed estimator is noise and half its estimates are negative "
+    f"({min(negative_means):.2f}–{max(negative_means):.2f} against the paper's 0.15–0.26); trig's fraction comes near "
+    "the paper's only on cooled logits (§2c's temperature sweep)",
 )
 
 # %% [markdown]
@@ -825,8 +850,9 @@ display(Markdown(rec.table()))
 #   paper says "trained", with no perplexity. (The earlier checkpoint, 12 epochs at a constant rate, had 119.4 /
 #   112.8 and was still improving 1.5 % an epoch.) `standard` loads the checkpoint after checking its SHA-256,
 #   `paper` retrains it from scratch with the same command and the notebook's seed (bitwise identical only on the
-#   same CPU type: float32 trajectories part after a few hundred steps on another). The optimiser settings are ours
-#   (App I gives none).
+#   same CPU type: float32 trajectories part after a few hundred steps on another; so the check asks for the
+#   committed validation perplexity within 0.02 nats, the recipe's own `min_gain`, and reports bitwise identity).
+#   The optimiser settings are ours (App I gives none).
 #   `quick` (CI) uses a 1-layer, 64-unit LSTM trained for 60 steps.
 # - **Queries.** 1 000 random validation-set outputs against all 10 000 keys, 10 seeds as in the paper (which does
 #   not say how many queries it used); the temperature sweep uses 300 queries at `standard`.

@@ -196,7 +196,9 @@ rec.record(
 # method's (the other with the highest mean) is above 0 by the t-interval of the paired draws, Bonferroni-widened
 # over the 32 cells (± 3.40 s.e. with 40 draws, 3.35 with 50), **lost** when wholly below, else undecided; "most
 # cells" is decided by `majority`. Picking the rival by its mean accuracy, and
-# validating σ on the same draws as the test, both favour SDERF's rivals slightly: the wins are conservative. The average panel's claim compares SDERF's
+# validating σ on the same draws as the test, both favour SDERF's rivals slightly: the wins are conservative, the
+# losses slightly anti-conservative (a rival picked for its high mean may owe part of its lead to its draws); the
+# failed claim's reason gives the size of the losses it rests on, its `cells` entry each cell's rival, gap and s.e. The average panel's claim compares SDERF's
 # accuracy averaged over all cells with each other method's, Bonferroni over the five comparisons.
 
 # %%

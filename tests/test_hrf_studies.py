@@ -112,6 +112,10 @@ def test_uci_study_monte_carlo_matches_the_closed_forms_on_the_same_pairs():
     assert out["closed_form"]["iid trig"] == pytest.approx(1e3 * np.mean(closed), rel=1e-12)
     mc = out["mse"]["iid trig (reference)"][0]
     assert abs(mc - out["closed_form"]["iid trig"]) < 5 * math.sqrt(2 / draws) * out["closed_form"]["iid trig"]
+    assert out["closed_form_per_rep"]["iid trig"] == pytest.approx([1e3 * c for c in closed], rel=1e-12)
+    assert np.mean(out["mse_per_rep"]["iid trig (reference)"]) == pytest.approx(mc, rel=1e-12)
+    # an unbiased estimator's squared-bias estimate has mean 0 and s.d. ≈ √2·Var/draws per pair
+    assert abs(out["squared_bias"]["iid trig (reference)"][0]) < 5 * math.sqrt(2) * mc / draws
 
 
 def test_uci_fixed_projection_mse_is_the_exact_squared_error_of_the_deterministic_trig_estimator():

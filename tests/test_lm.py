@@ -272,3 +272,22 @@ def test_epoch_training_decays_below_the_minimum_gain_and_stops_below_the_minimu
     for bad in (dict(min_gain=-1.0), dict(min_gain=np.nan), dict(min_learning_rate=2e-2), dict(min_learning_rate=-1.0)):
         with pytest.raises(ValueError, match="min_gain|min_learning_rate"):
             lm.train_lstm_epochs(key, ids, ids, epochs=1, **{**small, **bad})
+
+
+def test_checkpoint_reproduction_judges_quality_not_bits():
+    """A retrain on another CPU type holds other bits but (if the recipe is sound) the same perplexity: the criterion
+    compares ln-perplexities against the tolerance and reports bitwise agreement on the side."""
+    committed = {"valid_perplexity": 114.6, "sha256": "a" * 64}
+    same = lm.checkpoint_reproduction(dict(committed), committed, tolerance_nats=0.02)
+    assert same == {"holds": True, "gap_nats": 0.0, "bitwise": True}
+    close = lm.checkpoint_reproduction({"valid_perplexity": 116.0, "sha256": "b" * 64}, committed, 0.02)
+    assert close["holds"] and not close["bitwise"]
+    assert close["gap_nats"] == pytest.approx(np.log(116.0 / 114.6), rel=1e-12)
+    far = lm.checkpoint_reproduction({"valid_perplexity": 117.0, "sha256": "a" * 64}, committed, 0.02)
+    assert not far["holds"] and far["bitwise"]  # ln(117 / 114.6) = 0.0207 > 0.02
+    with pytest.raises(ValueError, match="tolerance_nats"):
+        lm.checkpoint_reproduction(committed, committed, tolerance_nats=0.0)
+    with pytest.raises(ValueError, match="retrained_log lacks"):
+        lm.checkpoint_reproduction({"valid_perplexity": 114.6}, committed, 0.02)
+    with pytest.raises(ValueError, match="committed_log\\['valid_perplexity'\\]"):
+        lm.checkpoint_reproduction(committed, {**committed, "valid_perplexity": np.nan}, 0.02)

@@ -46,6 +46,11 @@ def test_table_1_ppo_ratios_against_the_paper():
         paper_kama, paper_toeplitz = PAPER_PPO_PERCENT[task]
         assert round(toeplitz) == paper_toeplitz
         assert 0.5 < paper_kama - kama < 1.5
+        for reading in ("out", "in"):  # a scale per output (or input) unit gives the printed KAMA shares
+            share = 100 * policies.parameter_count("kama", obs, act, kama_scales=reading) / dense
+            assert round(share) == paper_kama
+    with pytest.raises(ValueError, match="kama_scales"):
+        policies.parameter_count("kama", 11, 3, kama_scales="max")
 
 
 @pytest.mark.parametrize("architecture", policies.ARCHITECTURES)

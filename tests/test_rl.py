@@ -203,6 +203,15 @@ def test_the_uniform_random_policy_baseline_is_seeded_and_runs_whole_episodes():
         rl.random_policy_returns("InvertedPendulum-v5", 0, seed=3)
 
 
+def test_the_excess_over_the_threshold_adds_standard_errors_in_quadrature():
+    assert rl.excess_over_threshold(12.0, 3.0, (7.0, 4.0)) == (5.0, 5.0)
+    assert rl.excess_over_threshold(-1.0, 0.0, (2.0, 0.0)) == (-3.0, 0.0)
+    with pytest.raises(ValueError, match="score_se must be finite"):
+        rl.excess_over_threshold(1.0, np.nan, (0.0, 1.0))
+    with pytest.raises(ValueError, match="standard errors must be ≥ 0"):
+        rl.excess_over_threshold(1.0, 1.0, (0.0, -1.0))
+
+
 def test_the_learned_threshold_is_mean_plus_std_with_a_bootstrap_standard_error():
     """For normal returns the s.e. of mean + std is σ·√(1/n + 1/(2(n−1))) to first order; the bootstrap agrees within
     its own resampling error, and the same generator state gives the same numbers."""

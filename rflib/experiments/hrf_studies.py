@@ -163,7 +163,8 @@ def uci_methods(d: int, *, M: int, m: int, n: int) -> dict[str, tuple[Callable, 
     """HRF Table 1's estimators for d-dimensional inputs: name → (estimator factory, matrix shapes, projection law
     of :data:`rflib.projections.LAWS`). The angular hybrid with (m, n) and orthogonal (HRF-ort) or iid (HRF-iid)
     projections — an orthogonal τ is harmless, only its directions matter —; trigonometric features with M
-    projections drawn orthogonal (ORF-reg), Hadamard-structured (ORF-Had), scrambled Halton (Halton-R) or shifted
+    projections drawn orthogonal (ORF-reg), Hadamard-structured (ORF-Had, and Hadamard products with χ_D
+    lengths: ORF-Had (χ lengths), the ``"horn"`` law), scrambled Halton (Halton-R) or shifted
     Halton (Halton-R (shift), Avron et al.'s randomisation); iid trig and
     iid FAVOR+ as references."""
     d, M, m, n = (_checks.positive_int(k, v) for k, v in (("d", d), ("M", M), ("m", m), ("n", n)))
@@ -173,6 +174,7 @@ def uci_methods(d: int, *, M: int, m: int, n: int) -> dict[str, tuple[Callable, 
         "HRF-iid": (hybrid.angular_hybrid_estimator, hyb_shapes, "iid"),
         "ORF-reg": (classic.trig_estimator, {"W": (M, d)}, "orthogonal"),
         "ORF-Had": (classic.trig_estimator, {"W": (M, d)}, "sorf"),
+        "ORF-Had (χ lengths)": (classic.trig_estimator, {"W": (M, d)}, "horn"),
         "Halton-R": (classic.trig_estimator, {"W": (M, d)}, "halton"),
         "Halton-R (shift)": (classic.trig_estimator, {"W": (M, d)}, "halton-shift"),
         "iid trig (reference)": (classic.trig_estimator, {"W": (M, d)}, "iid"),
@@ -223,7 +225,10 @@ def uci_mse_study(
     Returns:
       ``mse``: name → (mean, std) over repetitions ×10³; ``closed_form``: name → mean over repetitions ×10³ (rows
       ``"iid trig"``, ``"iid FAVOR+"``, ``"HRF-iid (m, n)"``, ``"HRF-iid (m*, n), projection-FLOP match"``);
-      ``m_alt``: m*.
+      ``mse_per_rep`` and ``closed_form_per_rep``: the same, one value per repetition (for paired comparisons on
+      the repetition's pairs); ``squared_bias``: name → (mean, std) over repetitions ×10³ of the mean over pairs of
+      the estimator's squared bias, estimated without bias from the draws as (mean − SM)² − variance/draws (≈ 0 for
+      an unbiased estimator; the rest of the MSE is its variance); ``m_alt``: m*.
     """
     Z = _checks.finite_numpy("Z", Z, 2)
     reps = _checks.positive_int("reps", reps)
@@ -233,6 +238,7 @@ def uci_mse_study(
         _checks.one_of("methods", name, tuple(all_methods))
     methods = {name: all_methods[name] for name in (methods or all_methods)}
     per_rep = {name: [] for name in methods}
+    bias_per_rep = {name: [] for name in methods}
     m_alt = projection_flop_matched_m(M, n, Z.shape[1])
     alt_name = f"HRF-iid (m*, {n}), projection-FLOP match"
     closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({m}, {n})": [], alt_name: []}
@@ -249,9 +255,14 @@ def uci_mse_study(
         for name, (make, shapes, law) in methods.items():
             est = simulation.paired_estimates(draw_key(rep, name), X, Y, make, shapes, draws, law=law, chunk=chunk)
             per_rep[name].append(float(np.mean((est - sm) ** 2)))
+            variance = np.var(est, axis=0, ddof=1) if draws > 1 else np.zeros_like(sm)
+            bias_per_rep[name].append(float(np.mean((np.mean(est, axis=0) - sm) ** 2 - variance / draws)))
     return {
         "mse": {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in per_rep.items()},
         "closed_form": {name: 1e3 * np.mean(v) for name, v in closed_rows.items()},
+        "mse_per_rep": {name: [1e3 * x for x in v] for name, v in per_rep.items()},
+        "closed_form_per_rep": {name: [1e3 * x for x in v] for name, v in closed_rows.items()},
+        "squared_bias": {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in bias_per_rep.items()},
         "m_alt": m_alt,
     }
 

@@ -300,6 +300,28 @@ def convergence_summary(log: dict) -> str:
     )
 
 
+def checkpoint_reproduction(retrained_log: dict, committed_log: dict, tolerance_nats: float) -> dict:
+    """Whether a retrained model reproduces a committed one, judged portably.
+
+    float32 training is bitwise reproducible only on one CPU type (vector widths change the order of sums), so a
+    retrain elsewhere reaches a different model of the same quality. The portable criterion: the two logs' best
+    validation losses (ln of their ``valid_perplexity``) differ by less than ``tolerance_nats``. Returns
+    ``{"holds", "gap_nats", "bitwise"}``, ``bitwise`` being whether the parameter hashes (``sha256``) agree.
+    """
+    if not (isinstance(tolerance_nats, float | int) and np.isfinite(tolerance_nats) and tolerance_nats > 0):
+        raise ValueError(f"tolerance_nats must be a positive finite number of nats, got {tolerance_nats!r}")
+    for name, log in (("retrained_log", retrained_log), ("committed_log", committed_log)):
+        missing = {"valid_perplexity", "sha256"} - set(log)
+        if missing:
+            raise ValueError(f"{name} lacks {sorted(missing)}: pass a log written by tools/train_ptb_lm.py")
+        if not (np.isfinite(log["valid_perplexity"]) and log["valid_perplexity"] >= 1.0):
+            got = log["valid_perplexity"]
+            raise ValueError(f"{name}['valid_perplexity'] must be a finite perplexity >= 1, got {got!r}")
+    gap = float(abs(np.log(retrained_log["valid_perplexity"]) - np.log(committed_log["valid_perplexity"])))
+    bitwise = retrained_log["sha256"] == committed_log["sha256"]
+    return {"holds": gap < tolerance_nats, "gap_nats": gap, "bitwise": bitwise}
+
+
 def params_sha256(params: LSTMParams) -> str:
     """SHA-256 of the parameters' values (shapes, dtypes and little-endian bytes in a fixed order): a content hash
     that, unlike the hash of an .npz file, does not depend on the archive's timestamps."""

@@ -50,14 +50,30 @@ def _layer_shapes(sizes) -> list[tuple[int, int]]:
     return [(d_out, d_in) for d_in, d_out in zip(sizes[:-1], sizes[1:], strict=True)]
 
 
-def parameter_count(architecture: str, obs_dim: int, act_dim: int, hidden=(64, 64), rotations: int = 200) -> int:
-    """Trainable numbers of the policy's mean network (weights + biases, no log-std), as Table 1 counts them."""
+KAMA_SCALE_LENGTHS = (
+    "min",
+    "out",
+    "in",
+)  # readings of a rectangular KAMA layer's diagonal: min(d_out, d_in), d_out, d_in
+
+
+def parameter_count(
+    architecture: str, obs_dim: int, act_dim: int, hidden=(64, 64), rotations: int = 200, kama_scales: str = "min"
+) -> int:
+    """Trainable numbers of the policy's mean network (weights + biases, no log-std), as Table 1 counts them.
+
+    ``kama_scales`` reads a rectangular KAMA layer's diagonal of scales: ``"min"`` (ours: min(d_out, d_in) singular
+    values, as the layer is built), or ``"out"`` / ``"in"`` (a scale per output / input unit), the readings the
+    paper leaves open."""
     _check_architecture(architecture)
+    if kama_scales not in KAMA_SCALE_LENGTHS:
+        raise ValueError(f"kama_scales must be one of {KAMA_SCALE_LENGTHS}, got {kama_scales!r}")
     total = 0
     for d_out, d_in in _layer_shapes((obs_dim, *hidden, act_dim)):
+        scales = {"min": min(d_out, d_in), "out": d_out, "in": d_in}[kama_scales]
         weights = {
             "dense": d_out * d_in,
-            "kama": rotations + min(d_out, d_in),
+            "kama": rotations + scales,
             "toeplitz": d_out + d_in - 1,
         }[architecture]
         total += weights + d_out

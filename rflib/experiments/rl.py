@@ -611,6 +611,18 @@ def learned_threshold(random_returns, rng: np.random.Generator, resamples: int =
     return float(r.mean() + r.std(ddof=1)), float(sums.std(ddof=1))
 
 
+def excess_over_threshold(score: float, score_se: float, threshold: tuple[float, float]) -> tuple[float, float]:
+    """(excess, its standard error): a mean final score minus the :func:`learned_threshold` ``(value, s.e.)`` it must
+    beat, the two independent standard errors added in quadrature."""
+    values = {"score": score, "score_se": score_se, "threshold value": threshold[0], "threshold s.e.": threshold[1]}
+    for name, value in values.items():
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+    if score_se < 0 or threshold[1] < 0:
+        raise ValueError(f"standard errors must be ≥ 0, got score_se={score_se!r}, threshold s.e.={threshold[1]!r}")
+    return float(score - threshold[0]), float(math.hypot(score_se, threshold[1]))
+
+
 def throughput(runs) -> float:
     """Environment steps per second of wall time per process over results of :func:`train`: the runs of one batch
     share its wall time, so each run is charged ``seconds / batch_size``."""
