@@ -208,7 +208,7 @@ def test_the_excess_over_the_threshold_adds_standard_errors_in_quadrature():
     assert rl.excess_over_threshold(-1.0, 0.0, (2.0, 0.0)) == (-3.0, 0.0)
     with pytest.raises(ValueError, match="score_se must be finite"):
         rl.excess_over_threshold(1.0, np.nan, (0.0, 1.0))
-    with pytest.raises(ValueError, match="standard errors must be ≥ 0"):
+    with pytest.raises(ValueError, match="threshold s.e. must be ≥ 0"):
         rl.excess_over_threshold(1.0, 1.0, (0.0, -1.0))
 
 

@@ -308,15 +308,12 @@ def checkpoint_reproduction(retrained_log: dict, committed_log: dict, tolerance_
     validation losses (ln of their ``valid_perplexity``) differ by less than ``tolerance_nats``. Returns
     ``{"holds", "gap_nats", "bitwise"}``, ``bitwise`` being whether the parameter hashes (``sha256``) agree.
     """
-    if not (isinstance(tolerance_nats, float | int) and np.isfinite(tolerance_nats) and tolerance_nats > 0):
-        raise ValueError(f"tolerance_nats must be a positive finite number of nats, got {tolerance_nats!r}")
+    tolerance_nats = _checks.positive_float("tolerance_nats", tolerance_nats)
     for name, log in (("retrained_log", retrained_log), ("committed_log", committed_log)):
         missing = {"valid_perplexity", "sha256"} - set(log)
         if missing:
             raise ValueError(f"{name} lacks {sorted(missing)}: pass a log written by tools/train_ptb_lm.py")
-        if not (np.isfinite(log["valid_perplexity"]) and log["valid_perplexity"] >= 1.0):
-            got = log["valid_perplexity"]
-            raise ValueError(f"{name}['valid_perplexity'] must be a finite perplexity >= 1, got {got!r}")
+        _checks.real_number(f"{name}['valid_perplexity']", log["valid_perplexity"], low=1.0, what="a perplexity")
     gap = float(abs(np.log(retrained_log["valid_perplexity"]) - np.log(committed_log["valid_perplexity"])))
     bitwise = retrained_log["sha256"] == committed_log["sha256"]
     return {"holds": gap < tolerance_nats, "gap_nats": gap, "bitwise": bitwise}

@@ -66,8 +66,7 @@ def parameter_count(
     values, as the layer is built), or ``"out"`` / ``"in"`` (a scale per output / input unit), the readings the
     paper leaves open."""
     _check_architecture(architecture)
-    if kama_scales not in KAMA_SCALE_LENGTHS:
-        raise ValueError(f"kama_scales must be one of {KAMA_SCALE_LENGTHS}, got {kama_scales!r}")
+    _checks.one_of("kama_scales", kama_scales, KAMA_SCALE_LENGTHS)
     total = 0
     for d_out, d_in in _layer_shapes((obs_dim, *hidden, act_dim)):
         scales = {"min": min(d_out, d_in), "out": d_out, "in": d_in}[kama_scales]

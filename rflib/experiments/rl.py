@@ -614,13 +614,11 @@ def learned_threshold(random_returns, rng: np.random.Generator, resamples: int =
 def excess_over_threshold(score: float, score_se: float, threshold: tuple[float, float]) -> tuple[float, float]:
     """(excess, its standard error): a mean final score minus the :func:`learned_threshold` ``(value, s.e.)`` it must
     beat, the two independent standard errors added in quadrature."""
-    values = {"score": score, "score_se": score_se, "threshold value": threshold[0], "threshold s.e.": threshold[1]}
-    for name, value in values.items():
-        if not np.isfinite(value):
-            raise ValueError(f"{name} must be finite, got {value!r}")
-    if score_se < 0 or threshold[1] < 0:
-        raise ValueError(f"standard errors must be ≥ 0, got score_se={score_se!r}, threshold s.e.={threshold[1]!r}")
-    return float(score - threshold[0]), float(math.hypot(score_se, threshold[1]))
+    score = _checks.real_number("score", score)
+    score_se = _checks.real_number("score_se", score_se, low=0.0, what="a standard error")
+    value = _checks.real_number("threshold value", threshold[0])
+    value_se = _checks.real_number("threshold s.e.", threshold[1], low=0.0, what="a standard error")
+    return score - value, math.hypot(score_se, value_se)
 
 
 def throughput(runs) -> float:
