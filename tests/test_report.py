@@ -130,3 +130,10 @@ def test_report_renders_a_synthetic_results_dir(tmp_path):
     assert "| x \\| y — why | 1 | a: 0.5 | **fails** | a: 0.9 | **holds** | [09 § A section]" in text
     assert "| only at paper scale | 2 | — | — | 3 | **info** |" in text
     assert "scale: quick, 1 fails; paper scale: 1 holds · 1 info" in text
+    # the CPU's matmul speed beside the wall time, or the machine named for a run made elsewhere
+    (tmp_path / "results" / "paper" / "matmul-gflops.json").write_text('{"09_demo": 151.4}')
+    assert "| 2.5 min at 151 GFLOP/s |" in report.render(tmp_path / "results", tmp_path)
+    (tmp_path / "results" / "paper" / "machines.json").write_text('{"09_demo": "one H200"}')
+    text = report.render(tmp_path / "results", tmp_path)
+    assert "| 2.5 min on one H200 |" in text and "GFLOP/s |" not in text
+    assert set(report.load_results(tmp_path / "results" / "paper")) == {"09_demo"}  # side files hold no claims

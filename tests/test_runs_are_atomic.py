@@ -201,6 +201,8 @@ def test_a_failed_write_leaves_the_old_file(tmp_path):
         (["{tmp}/missing.py"], "no such file"),
         (["{tmp}/notes.txt"], "not a notebook source"),
         (["{tmp}/plain.py"], "not a percent-format notebook"),
+        (["--machine= "], "machine must be one non-empty line"),
+        (["--machine=" + "x" * 121], "at most 120 characters"),
     ],
 )
 def test_bad_arguments_exit_2_before_anything_runs(tmp_path, capsys, args, message):
@@ -247,6 +249,33 @@ def test_wall_times_are_merged_and_paper_scale_ones_sit_beside_its_results(tmp_p
     assert list(json.loads(path.read_text())) == ["01_a", "03_b"]
     assert runner.speed_path(path) == tmp_path / "matmul-gflops.json"
     assert runner.speed_path(runner.timings_path("quick", tmp_path)) == tmp_path / "matmul-gflops-quick.json"
+
+
+def test_a_run_made_elsewhere_names_its_machine_instead_of_the_cpus_speed_until_a_cpu_run_replaces_it(tmp_path):
+    source = fake_notebook(tmp_path / "94_machine.py", "# %%\nrec.finish()")
+    out, staging = tmp_path / "out", tmp_path / "staging"
+    out.mkdir()
+    timings = runner.timings_path("standard", out)
+    speeds, machines = runner.speed_path(timings), runner.machine_path(timings)
+    assert machines == out / "machines-standard.json"
+    speeds.write_text('{"00_other": 150.0, "94_machine": 160.0}')
+    argv = ["--scale", "standard", "--out", str(out), "--staging", str(staging), str(source)]
+    assert runner.main([*argv, "--machine", "one GPU"]) == 0
+    assert json.loads(machines.read_text()) == {"94_machine": "one GPU"}
+    assert json.loads(speeds.read_text()) == {"00_other": 150.0}  # the CPU's speed does not describe that run
+    assert runner.main(argv) == 0  # a later run on this CPU: its speed again, the machine's name gone
+    assert json.loads(machines.read_text()) == {}
+    assert set(json.loads(speeds.read_text())) == {"00_other", "94_machine"}
+    assert set(json.loads(timings.read_text())) == {"94_machine"}
+
+
+def test_records_beside_the_wall_times_merge_and_drop_entries(tmp_path):
+    path = tmp_path / "machines.json"
+    runner.merge_record(path, {}, remove=["a"])  # nothing to change: no file written
+    assert not path.exists()
+    runner.merge_record(path, {"b": "gpu", "a": "tpu"})
+    runner.merge_record(path, {"c": "cpu"}, remove=["a", "missing"])
+    assert path.read_text() == '{\n  "b": "gpu",\n  "c": "cpu"\n}\n'
 
 
 def test_the_machine_speed_beside_each_wall_time_is_a_plausible_matmul_rate():

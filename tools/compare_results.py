@@ -60,9 +60,7 @@ def compare_claims(old: dict, new: dict) -> list[dict]:
 
 
 sys.path.insert(0, str(ROOT / "tools"))
-from make_report import SPEEDS, TIMINGS  # noqa: E402  (the files beside paper results that hold no claims)
-
-NOT_RESULTS = (TIMINGS, SPEEDS)
+from make_report import SIDE_FILES as NOT_RESULTS  # noqa: E402  (the files beside paper results that hold no claims)
 
 
 def load_dir(directory: Path) -> dict[str, dict]:

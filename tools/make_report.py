@@ -25,6 +25,8 @@ from rflib.notebook.results import ON_THE_LINE, VERDICTS, cell
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = "timings.json"  # {notebook: wall seconds} beside the paper-scale results (tools/run_notebooks.py)
 SPEEDS = "matmul-gflops.json"  # {notebook: the machine's matmul GFLOP/s when that run started}, beside TIMINGS
+MACHINES = "machines.json"  # {notebook: machine of a run made elsewhere (run_notebooks.py --machine)}, beside TIMINGS
+SIDE_FILES = (TIMINGS, SPEEDS, MACHINES)  # the files beside the paper-scale results that hold no claims
 
 # (title, authors, notebook prefixes): the papers in the order of the README; the book's landing page and table of
 # contents use the same grouping.
@@ -70,20 +72,21 @@ def section_link(notebook: str, claim_id: str, root: Path = ROOT) -> str:
 
 def load_results(results_dir: Path) -> dict[str, dict]:
     """{notebook stem: its results document} for every ``*.json`` in ``results_dir`` but its timings and speeds."""
-    paths = sorted(p for p in results_dir.glob("*.json") if p.name not in (TIMINGS, SPEEDS))
+    paths = sorted(p for p in results_dir.glob("*.json") if p.name not in SIDE_FILES)
     return {p.stem: json.loads(p.read_text()) for p in paths}
 
 
 def load_timings(results_dir: Path, name: str = TIMINGS) -> dict[str, float]:
     """{notebook stem: wall seconds of its last completed run} from ``results_dir/timings.json`` ({} if absent); with
-    ``name=SPEEDS``, the machine's matmul GFLOP/s at the start of that run (recorded since 2026-11-27)."""
+    ``name=SPEEDS``, the machine's matmul GFLOP/s at the start of that run (recorded since 2026-11-27); with
+    ``name=MACHINES``, the machine of each run made elsewhere than the 2-core CPU."""
     path = results_dir / name
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _minutes(seconds: float | None, gflops: float | None = None) -> str:
-    speed = "" if gflops is None else f" at {gflops:.0f} GFLOP/s"
-    return "—" if seconds is None else f"{seconds / 60:.1f} min{speed}"
+def _minutes(seconds: float | None, gflops: float | None = None, machine: str | None = None) -> str:
+    where = f" on {machine}" if machine else "" if gflops is None else f" at {gflops:.0f} GFLOP/s"
+    return "—" if seconds is None else f"{seconds / 60:.1f} min{where}"
 
 
 def paper_scale_section(
@@ -91,6 +94,7 @@ def paper_scale_section(
     paper_docs: dict[str, dict],
     timings: dict[str, float],
     speeds: dict[str, float] | None = None,
+    machines: dict[str, str] | None = None,
 ) -> list[str]:
     """The notebooks run at paper scale: wall time, verdict counts, and every verdict that differs from standard."""
     out = [
@@ -99,7 +103,8 @@ def paper_scale_section(
         "`make paper` runs the notebooks at the paper's full settings into `results/paper/`, beside the standard",
         "results (never over them). The notebooks below were run in full at that scale (wall time on the 2-core",
         "machine this repository is developed on, with its dense float32 matmul speed when the run started where it",
-        "was recorded: about 310–360 GFLOP/s usually, 90–155 in its slow spells); their claims appear beside the",
+        "was recorded: about 310–360 GFLOP/s usually, 90–175 in its slow spells; or on the machine named, for runs",
+        "made elsewhere with `tools/run_notebooks.py --machine`); their claims appear beside the",
         "standard-scale ones in each",
         "notebook's table. A notebook not listed was not run at paper scale: the README's Notebooks table gives its",
         "projected cost and the machine it needs.",
@@ -117,7 +122,7 @@ def paper_scale_section(
             if c["id"] in standard and standard[c["id"]] != c["verdict"]
         ]
         complete = "" if doc.get("complete", False) else " (**incomplete run**)"
-        wall_time = _minutes(timings.get(name), (speeds or {}).get(name))
+        wall_time = _minutes(timings.get(name), (speeds or {}).get(name), (machines or {}).get(name))
         out.append(
             f"| [{name}](notebooks/{name}.py){complete} | {wall_time} | {_counts(doc['claims'])} | "
             f"{_text('; '.join(changed) or 'none')} |"
@@ -265,7 +270,8 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT, paper_dir: P
     if undecided:
         out += ["", "**Inconclusive claims** (the data cannot decide at the scale run):", ""]
         out += [f"- {_text(c['claim'])} ({section_link(n, c['id'], root)})" for n, c in undecided]
-    out += ["", *paper_scale_section(docs, paper_docs, load_timings(paper_dir), load_timings(paper_dir, SPEEDS))]
+    side = [load_timings(paper_dir, name) for name in SIDE_FILES]
+    out += ["", *paper_scale_section(docs, paper_docs, *side)]
     unassigned = [n for n in docs if all(n[:2] not in p for *_, p in PAPERS)]
     if unassigned:
         groups.append(("Other notebooks", unassigned))

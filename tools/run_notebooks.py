@@ -3,6 +3,7 @@
 
     python tools/run_notebooks.py --scale standard              # every notebooks/*.py
     python tools/run_notebooks.py --scale quick notebooks/00_random_features_primer.py
+    python tools/run_notebooks.py --scale paper --machine "one NVIDIA H200" notebooks/06_favor_sharp_attention.py
 
 Each percent-format source is converted to ``build/ipynb/<name>.ipynb`` by jupytext and executed by papermill with
 ``-p scale <scale> -p seed <seed>``. The kernel writes its figures, results and executed notebook into a staging
@@ -15,7 +16,10 @@ into ``figures/``, ``results/`` and ``build/executed`` (standard), ``figures/pap
 notebook is marked ``metadata.rflib.complete`` for ``make book``. A failed or interrupted (Ctrl-C, SIGTERM) run
 promotes nothing, so the committed results and figures stay byte-identical; its partial output stays in the staging
 directory, whose path the runner prints. A failing notebook is reported with its failing cell; the run continues
-with the others and exits 1. Arguments are checked before anything runs (exit 2).
+with the others and exits 1. Arguments are checked before anything runs (exit 2). Each completed run's wall time goes
+to ``timings.json`` beside the paper-scale results (``build/timings-<scale>.json`` otherwise), with this CPU's matmul
+speed at its start (``matmul-gflops.json``) or, for a run made elsewhere, the machine ``--machine`` names
+(``machines.json``).
 """
 
 from __future__ import annotations
@@ -95,15 +99,31 @@ def matmul_gflops(n: int = 2048, repeats: int = 3) -> float:
     return 2.0 * n**3 / best / 1e9
 
 
-def record_timings(path: Path, values: dict[str, float]) -> None:
-    """Merge {notebook: value} of the completed runs (wall seconds, or the matmul speed at their start) into ``path``
-    (a run of some notebooks keeps the others' values), written atomically, keys sorted."""
-    if not values:
+def machine_path(timings: Path) -> Path:
+    """The file, beside the wall times ``timings``, naming the machine of each run made with ``--machine`` (an
+    accelerator, say): ``timings.json`` → ``machines.json``. Runs without it were made on the CPU the speed file
+    describes."""
+    return timings.with_name(timings.name.replace("timings", "machines", 1))
+
+
+def merge_record(path: Path, values: dict[str, object], remove=()) -> None:
+    """Merge {notebook: value} of the completed runs into ``path`` and drop the notebooks in ``remove`` (a run of some
+    notebooks keeps the others' values), written atomically, keys sorted; with nothing to change, nothing is written."""
+    record = json.loads(path.read_text()) if path.exists() else {}
+    stale = [name for name in remove if name in record]
+    if not values and not stale:
         return
-    timings = json.loads(path.read_text()) if path.exists() else {}
-    timings.update({name: round(value, 1) for name, value in values.items()})
-    text = json.dumps(dict(sorted(timings.items())), indent=2) + "\n"
+    for name in stale:
+        del record[name]
+    record.update(values)
+    text = json.dumps(dict(sorted(record.items())), indent=2) + "\n"
     write_atomically(path, lambda target: target.write_text(text))
+
+
+def record_timings(path: Path, values: dict[str, float], remove=()) -> None:
+    """Merge {notebook: value} of the completed runs (wall seconds, or the matmul speed at their start) into ``path``,
+    rounded to 0.1 (:func:`merge_record`)."""
+    merge_record(path, {name: round(value, 1) for name, value in values.items()}, remove)
 
 
 def staging_dir(scale: str, name: str, root: Path = STAGING) -> Path:
@@ -116,6 +136,14 @@ def failing_cell(exc: papermill.PapermillExecutionError) -> str:
     first_line = (exc.source or "").strip().splitlines()[:1]
     where = f"cell {exc.cell_index}" + (f" ({first_line[0][:80]!r})" if first_line else "")
     return f"{where}: {exc.ename}: {exc.evalue}"
+
+
+def machine_argument(text: str) -> str:
+    """argparse type: a one-line description of the machine, at most 120 characters."""
+    text = text.strip()
+    if not text or "\n" in text or len(text) > 120:
+        raise argparse.ArgumentTypeError(f"machine must be one non-empty line of at most 120 characters, got {text!r}")
+    return text
 
 
 def seed_argument(text: str) -> int:
@@ -289,6 +317,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="promote to OUT/{executed,figures,results} instead of the default")
     parser.add_argument("--staging", type=Path, default=STAGING, help=f"staging root (default {STAGING})")
     parser.add_argument(
+        "--machine",
+        type=machine_argument,
+        help="where the run happens when not on this CPU (e.g. 'one NVIDIA H200, JAX 0.11.2'): recorded beside the "
+        "wall times instead of the CPU's matmul speed",
+    )
+    parser.add_argument(
         "notebooks", nargs="*", type=notebook_argument, help="notebook sources (default: notebooks/*.py)"
     )
     args = parser.parse_args(argv)
@@ -336,8 +370,15 @@ def main(argv=None) -> int:
             if c["verdict"] in ("fails", "inconclusive"):
                 print(f"      {c['verdict']}: {c['id']}: {c['claim']}")
     timings = timings_path(args.scale, args.out)
-    record_timings(timings, {r["name"]: r["seconds"] for r in reports if r["ok"]})
-    record_timings(speed_path(timings), {r["name"]: r["matmul_gflops"] for r in reports if r["ok"]})
+    completed = [r for r in reports if r["ok"]]
+    record_timings(timings, {r["name"]: r["seconds"] for r in completed})
+    names = [r["name"] for r in completed]
+    if args.machine:  # the CPU's matmul speed says nothing about an accelerator's run
+        record_timings(speed_path(timings), {}, remove=names)
+        merge_record(machine_path(timings), dict.fromkeys(names, args.machine))
+    else:
+        record_timings(speed_path(timings), {r["name"]: r["matmul_gflops"] for r in completed})
+        merge_record(machine_path(timings), {}, remove=names)
     failed = [r["name"] for r in reports if not r["ok"]]
     if failed:
         print(f"\n{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
