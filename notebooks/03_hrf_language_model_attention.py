@@ -725,9 +725,10 @@ rec.record(
 #   above had been seen): the worse hybrid's lead over FAVOR+ is 2.0 ± 1.3 in W₁ and 0.00029 ± 0.00018 in KS (both
 #   the Gaussian's), against ± 2.69 s.e. needed, so it is **inconclusive**; about 30 seeds would decide it (the
 #   claim's reason gives each lead; with the earlier, 12-epoch model the leads were smaller still and the angular
-#   hybrid's would have needed about 200; at paper scale, on 1 000 queries of the GPU-retrained model, the
-#   Gaussian's leads are +2.8 ± 1.4 in W₁ and +0.00044 ± 0.00020 in KS, ≈ 15–18 seeds to decide, the angular's
-#   still hundreds). The check points to the matching; it does not decide it.
+#   hybrid's would have needed about 200; at paper scale, on 1 000 queries of the GPU-retrained model, the worse
+#   hybrid is the angular one, +0.50 ± 1.7 in W₁ and +0.00014 ± 0.00025 in KS, ≈ 870 and 220 seeds to decide,
+#   while the Gaussian's leads grow to +2.8 ± 1.4 and +0.00044 ± 0.00020). The check points to the matching; it
+#   does not decide it.
 # - *So the disagreement is not noise and not the metric's reading.* It follows from the geometry of a tied-embedding
 #   LM's queries and keys (anti-aligned with most classes, norms ≈ 5) together with the (M/8, 8) matching: the
 #   paper's ranking appears here only where the estimates are accurate (unit norm) **and** the hybrids are not
@@ -855,9 +856,9 @@ display(Markdown(rec.table()))
 #   same CPU type: float32 trajectories part after a few hundred steps on another; so the check asks for the
 #   committed validation perplexity within 0.02 nats, the recipe's own `min_gain`, and reports bitwise identity).
 #   The paper-scale run of 2026-11-27 retrained it on a lent NVIDIA H200 (JAX 0.11.2, float32 products at full
-#   precision, no TF32; 136 s of training, 4.3 min for the whole notebook): 16 epochs, validation perplexity 114.0,
-#   test 107.2, 0.005 nats from the committed log (reproduced, across devices; parameters not bitwise equal), and
-#   every Fig 3 verdict as at standard scale.
+#   precision, no TF32; 136 s of training by the run's printout, 4.3 min for the notebook): 16 epochs, validation
+#   perplexity 114.0, test 107.2, 0.005 nats from the committed log (reproduced, across devices; parameters not
+#   bitwise equal), and every Fig 3 verdict as at standard scale.
 #   The optimiser settings are ours (App I gives none).
 #   `quick` (CI) uses a 1-layer, 64-unit LSTM trained for 60 steps.
 # - **Queries.** 1 000 random validation-set outputs against all 10 000 keys, 10 seeds as in the paper (which does

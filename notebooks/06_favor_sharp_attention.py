@@ -459,12 +459,12 @@ display(Markdown(rec.table()))
 #   4.7 points of softmax (97.77 %); SDERF is above FAVOR++ at M = 8, 32 and 128 by +1.93 ± 0.38, +0.99 ± 0.15 and
 #   +0.26 ± 0.09 points (holds at each), SADERF is level with it (−0.18 ± 0.30, +0.02 ± 0.18, −0.03 ± 0.09:
 #   inconclusive at each), and zero-shot FAVOR+ is the worst at M = 128 (78.6 % against 87.0–94.1 %: holds) but not
-#   resolved at M = 8 and 32. The CPU run gave the same verdicts with different numbers (SDERF 95.03 vs FAVOR++ 93.40,
-#   97.08 vs 96.02, 97.49 vs 96.95 %): the seed is the same, but float32 round-off differs between the devices and
-#   the training trajectories part. Its SADERF and FAVOR++ scores at M = 128 were identical (96.945 %); here they
+#   resolved at M = 8 and 32. The CPU run gave the same verdicts (its small-M claim at its smallest M, 4: −0.036 ±
+#   0.005 TV) with different numbers (SDERF 95.03 vs FAVOR++ 93.40, 97.08 vs 96.02, 97.49 vs 96.95 %): the seed is
+#   the same, but backend, JAX version and float32 round-off differ, and the training trajectories part. Its SADERF and FAVOR++ scores at M = 128 were identical (96.945 %); here they
 #   differ (97.208 vs 97.236 %), so that tie was a coincidence. Each fine-tuned verdict is still about one training
 #   run per method (its s.e. covers the evaluation draws of ω only), so "holds" means these fine-tuned models
-#   differ; several fine-tuning seeds per method (≈ 5 min each on the GPU, ≈ 1.5 h on this CPU) would decide the
-#   methods themselves.
+#   differ; several fine-tuning seeds per method (the whole notebook takes 5 min on the GPU, ≈ 1.5 h on this CPU)
+#   would decide the methods themselves.
 # * **Quick scale** pretrains 40 steps of batch 64 on 2 000 images and fine-tunes 5 steps with three attention
 #   types: a smoke test only.

@@ -27,6 +27,13 @@ def test_only_moved_values_and_flipped_verdicts_are_reported(tmp_path):
     assert "`moved` mse: 2.0 → 2.5 (25 %)" in text and "`moved` verdict: holds → fails" in text
 
 
+def test_the_files_beside_the_paper_results_are_not_read_as_results(tmp_path):
+    _write(tmp_path / "paper", [{"id": "c", "ours": 1, "verdict": "holds"}])
+    for name in ("timings.json", "matmul-gflops.json", "machines.json"):
+        (tmp_path / "paper" / name).write_text('{"nb": 1.0}')
+    assert set(compare_results.load_dir(tmp_path / "paper")) == {"nb"}
+
+
 def test_values_equal_to_rounding_do_not_count_as_moved():
     old = {"id": "x", "ours": {"v": 0.1 + 0.2}, "verdict": "holds"}
     assert compare_results.compare_claims(old, {"id": "x", "ours": {"v": 0.3}, "verdict": "holds"}) == []

@@ -35,6 +35,10 @@ def test_committed_paper_scale_results_are_complete_paper_scale_runs_of_notebook
         assert (ROOT / "notebooks" / f"{name}.py").exists(), name
         assert doc["complete"] and doc["parameters"]["scale"] == "paper", f"{name}: not a complete `make paper` run"
         assert name in timings, f"{name}: no wall time in results/paper/timings.json"
+    if paper_dir.is_dir():  # each wall time is judged against the CPU's speed or the machine named, never both
+        speeds, machines = (set(report.load_timings(paper_dir, n)) for n in (report.SPEEDS, report.MACHINES))
+        assert machines <= set(timings) and speeds <= set(timings), "a speed or machine without a wall time"
+        assert not machines & speeds, f"runs with both a CPU speed and another machine: {machines & speeds}"
         assert all(c["verdict"] in VERDICTS for c in doc["claims"])
 
 
@@ -133,6 +137,8 @@ def test_report_renders_a_synthetic_results_dir(tmp_path):
     # the CPU's matmul speed beside the wall time, or the machine named for a run made elsewhere
     (tmp_path / "results" / "paper" / "matmul-gflops.json").write_text('{"09_demo": 151.4}')
     assert "| 2.5 min at 151 GFLOP/s |" in report.render(tmp_path / "results", tmp_path)
+    (tmp_path / "results" / "paper" / "machines.json").write_text('{"08_other": "one H200"}')
+    assert "| 2.5 min at 151 GFLOP/s |" in report.render(tmp_path / "results", tmp_path)  # another notebook's entry
     (tmp_path / "results" / "paper" / "machines.json").write_text('{"09_demo": "one H200"}')
     text = report.render(tmp_path / "results", tmp_path)
     assert "| 2.5 min on one H200 |" in text and "GFLOP/s |" not in text

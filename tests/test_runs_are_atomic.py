@@ -201,8 +201,10 @@ def test_a_failed_write_leaves_the_old_file(tmp_path):
         (["{tmp}/missing.py"], "no such file"),
         (["{tmp}/notes.txt"], "not a notebook source"),
         (["{tmp}/plain.py"], "not a percent-format notebook"),
-        (["--machine= "], "machine must be one non-empty line"),
-        (["--machine=" + "x" * 121], "at most 120 characters"),
+        (["--machine= "], "machine must be 1 to 120 characters, got 0"),
+        (["--machine=" + "x" * 121], "machine must be 1 to 120 characters, got 121"),
+        (["--machine=GPU\nrow"], "without '|' or control characters"),
+        (["--machine=one | two"], "without '|' or control characters"),
     ],
 )
 def test_bad_arguments_exit_2_before_anything_runs(tmp_path, capsys, args, message):
@@ -258,6 +260,8 @@ def test_a_run_made_elsewhere_names_its_machine_instead_of_the_cpus_speed_until_
     timings = runner.timings_path("standard", out)
     speeds, machines = runner.speed_path(timings), runner.machine_path(timings)
     assert machines == out / "machines-standard.json"
+    assert runner.machine_path(runner.timings_path("paper")).name == "machines.json"  # beside the paper results
+    assert runner.machine_argument(" " + "x" * 120 + " ") == "x" * 120
     speeds.write_text('{"00_other": 150.0, "94_machine": 160.0}')
     argv = ["--scale", "standard", "--out", str(out), "--staging", str(staging), str(source)]
     assert runner.main([*argv, "--machine", "one GPU"]) == 0

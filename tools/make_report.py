@@ -85,7 +85,7 @@ def load_timings(results_dir: Path, name: str = TIMINGS) -> dict[str, float]:
 
 
 def _minutes(seconds: float | None, gflops: float | None = None, machine: str | None = None) -> str:
-    where = f" on {machine}" if machine else "" if gflops is None else f" at {gflops:.0f} GFLOP/s"
+    where = f" on {_text(machine)}" if machine else "" if gflops is None else f" at {gflops:.0f} GFLOP/s"
     return "—" if seconds is None else f"{seconds / 60:.1f} min{where}"
 
 
@@ -270,8 +270,9 @@ def render(results_dir: Path = ROOT / "results", root: Path = ROOT, paper_dir: P
     if undecided:
         out += ["", "**Inconclusive claims** (the data cannot decide at the scale run):", ""]
         out += [f"- {_text(c['claim'])} ({section_link(n, c['id'], root)})" for n, c in undecided]
-    side = [load_timings(paper_dir, name) for name in SIDE_FILES]
-    out += ["", *paper_scale_section(docs, paper_docs, *side)]
+    side = {"timings": TIMINGS, "speeds": SPEEDS, "machines": MACHINES}
+    side = {argument: load_timings(paper_dir, name) for argument, name in side.items()}
+    out += ["", *paper_scale_section(docs, paper_docs, **side)]
     unassigned = [n for n in docs if all(n[:2] not in p for *_, p in PAPERS)]
     if unassigned:
         groups.append(("Other notebooks", unassigned))

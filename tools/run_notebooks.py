@@ -139,10 +139,13 @@ def failing_cell(exc: papermill.PapermillExecutionError) -> str:
 
 
 def machine_argument(text: str) -> str:
-    """argparse type: a one-line description of the machine, at most 120 characters."""
+    """argparse type: a one-line description of the machine, at most 120 printable characters, no "|" (the report
+    shows it in a Markdown table cell)."""
     text = text.strip()
-    if not text or "\n" in text or len(text) > 120:
-        raise argparse.ArgumentTypeError(f"machine must be one non-empty line of at most 120 characters, got {text!r}")
+    if not text or len(text) > 120:
+        raise argparse.ArgumentTypeError(f"machine must be 1 to 120 characters, got {len(text)}: {text!r}")
+    if "|" in text or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"machine must be one line without '|' or control characters, got {text!r}")
     return text
 
 
@@ -345,15 +348,17 @@ def main(argv=None) -> int:
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupted) if on_main_thread else None
     try:
         for source in sources:
-            gflops = matmul_gflops()
-            print(f"▶ {source.stem}  (scale={args.scale}, seed={args.seed}; machine {gflops:.0f} GFLOP/s)", flush=True)
+            gflops = None if args.machine else matmul_gflops()  # the CPU's speed says nothing of another machine's
+            where = args.machine or f"machine {gflops:.0f} GFLOP/s"
+            print(f"▶ {source.stem}  (scale={args.scale}, seed={args.seed}; {where})", flush=True)
             staging = staging_dir(args.scale, source.stem, args.staging)
             try:
                 report = run_notebook(source.resolve(), args.scale, args.seed, dirs, staging)
             except KeyboardInterrupt as exc:
                 print(interrupted_message(exc, source.stem, staging, dirs), file=sys.stderr, flush=True)
                 return 128 + (signal.SIGTERM if isinstance(exc, Interrupted) else signal.SIGINT)
-            report["matmul_gflops"] = gflops
+            if gflops is not None:
+                report["matmul_gflops"] = gflops
             reports.append(report)
             print(f"  {'ok' if report['ok'] else 'FAILED'} in {report['seconds']:.1f} s", flush=True)
             if report["error"]:
@@ -373,7 +378,7 @@ def main(argv=None) -> int:
     completed = [r for r in reports if r["ok"]]
     record_timings(timings, {r["name"]: r["seconds"] for r in completed})
     names = [r["name"] for r in completed]
-    if args.machine:  # the CPU's matmul speed says nothing about an accelerator's run
+    if args.machine:
         record_timings(speed_path(timings), {}, remove=names)
         merge_record(machine_path(timings), dict.fromkeys(names, args.machine))
     else:
