@@ -71,7 +71,7 @@ def section_link(notebook: str, claim_id: str, root: Path = ROOT) -> str:
 
 
 def load_results(results_dir: Path) -> dict[str, dict]:
-    """{notebook stem: its results document} for every ``*.json`` in ``results_dir`` but its timings and speeds."""
+    """{notebook stem: its results document} for every ``*.json`` in ``results_dir`` but the side files (SIDE_FILES)."""
     paths = sorted(p for p in results_dir.glob("*.json") if p.name not in SIDE_FILES)
     return {p.stem: json.loads(p.read_text()) for p in paths}
 
