@@ -52,7 +52,8 @@ PROBE = textwrap.dedent(
 
 def _run(device_count: int) -> dict:
     env = dict(os.environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={device_count}"
+    # the caller's flags kept (make test compiles at --xla_backend_optimization_level=0: this test is compile-bound)
+    env["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={device_count}"
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
