@@ -4,6 +4,7 @@ The Makefile exports JAX_ENABLE_X64=1 for the test process; setting it here as w
 makes a bare ``pytest`` run behave the same. The flag is sticky per process, so it is never toggled per test.
 """
 
+import logging
 import os
 from pathlib import Path
 
@@ -24,6 +25,31 @@ if not jax.config.jax_enable_x64:
 def key():
     """A fixed key: every Monte Carlo test is deterministic."""
     return jax.random.key(20260122)
+
+
+def _compiles(fn, *args) -> int:
+    """How many XLA compilations ``fn(*args)`` triggers (counted from jax.log_compiles' log records)."""
+    records = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            if "Compiling" in record.getMessage():
+                records.append(record)
+
+    handler, logger = Collect(level=logging.WARNING), logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with jax.log_compiles():
+            jax.block_until_ready(fn(*args))
+    finally:
+        logger.removeHandler(handler)
+    return len(records)
+
+
+@pytest.fixture
+def count_compiles():
+    """``count_compiles(fn, *args)``: how many XLA compilations the call triggers."""
+    return _compiles
 
 
 # The notebook runs and the book built from them: one unit of work for pytest-xdist, run first and in this order.

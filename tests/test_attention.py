@@ -335,28 +335,7 @@ def test_linear_attention_with_an_asymmetric_hrf_estimator(key, causal):
     np.testing.assert_allclose(out, _masked_reference(est.estimate(Q, K), V, causal), rtol=1e-8, atol=1e-10)
 
 
-def _compiles(fn, *args) -> int:
-    """How many XLA compilations ``fn(*args)`` triggers (counted from jax.log_compiles' log records)."""
-    import logging
-
-    records = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            if "Compiling" in record.getMessage():
-                records.append(record)
-
-    handler, logger = Collect(level=logging.WARNING), logging.getLogger("jax")
-    logger.addHandler(handler)
-    try:
-        with jax.log_compiles():
-            jax.block_until_ready(fn(*args))
-    finally:
-        logger.removeHandler(handler)
-    return len(records)
-
-
-def test_hot_paths_compile_once_and_never_again_for_new_values_of_the_same_shapes():
+def test_hot_paths_compile_once_and_never_again_for_new_values_of_the_same_shapes(count_compiles):
     """A second call with new values (same shapes, dtypes, static options) must not recompile anything: no jit
     cache misses from closures, Python scalars or shape-dependent constants on the speed paths."""
     from rflib.features import classic, dense_exp, hybrid
@@ -392,10 +371,10 @@ def test_hot_paths_compile_once_and_never_again_for_new_values_of_the_same_shape
         "trig map": lambda Q, K, V: classic.trig_features(W, Q[0]),
         "sderf fit and map": lambda Q, K, V: dense_exp.query_features(dense_exp.fit("sderf", Q[0], K[0]), W, Q[0]),
     }
-    assert _compiles(jax.jit(lambda x: 2 * x + 1), jnp.ones(3)) == 1  # the counter sees compilations
+    assert count_compiles(jax.jit(lambda x: 2 * x + 1), jnp.ones(3)) == 1  # the counter sees compilations
     for name, call in calls.items():
         call(*inputs(keys[2]))  # warm-up: compiles
-        assert _compiles(call, *inputs(keys[3])) == 0, f"{name} recompiled for new values of the same shapes"
+        assert count_compiles(call, *inputs(keys[3])) == 0, f"{name} recompiled for new values of the same shapes"
 
 
 @pytest.mark.parametrize("fmap", ["positive", "hrf"])
