@@ -20,9 +20,9 @@ def is_concrete(x) -> bool:
 
 
 def all_finite(arr) -> bool:
-    """No NaN or inf in ``arr`` (a concrete array). Arrays in host memory are read by numpy: the eager ``jnp`` check
-    compiles two primitives for every new shape (≈ 70–95 ms each time on the 2-core CPU, most of the validation cost
-    of a quick notebook); an array on an accelerator is reduced there, so that it never travels to the host."""
+    """No NaN or inf in ``arr`` (a concrete array). Arrays in host memory are read by numpy: an eager ``jnp`` check
+    compiles two primitives for every new shape (≈ 70–95 ms each time on the 2-core CPU); an array on an accelerator
+    is reduced there, so that it never travels to the host."""
     if isinstance(arr, jax.Array) and any(device.platform != "cpu" for device in arr.devices()):
         # evaluated eagerly even while a surrounding function is being traced (arr is a closed-over constant then)
         with jax.ensure_compile_time_eval():

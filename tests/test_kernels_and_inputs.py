@@ -107,8 +107,9 @@ def test_the_finiteness_check_reads_host_arrays_without_compiling_and_finds_ever
     for bad in (np.nan, np.inf, -np.inf):
         values = jnp.asarray(np.array([[0.5, 1.0, 2.0], [3.0, bad, 4.0]]), dtype=dtype)
         assert not _checks.all_finite(values) and not _checks.all_finite(np.asarray(values))
-    clean, dirty = jnp.full((7, 13, 3), 0.25, dtype=dtype), jnp.full((5, 11), np.nan, dtype=dtype)  # shapes no other
-    verdicts = []  # test uses: nothing is cached for them
+    # shapes no other test uses, so that nothing is cached for them
+    clean, dirty = jnp.full((7, 13, 3), 0.25, dtype=dtype), jnp.full((5, 11), np.nan, dtype=dtype)
+    verdicts = []
 
     def check():
         verdicts.extend(_checks.all_finite(a) for a in (clean, np.asarray(clean), dirty))
