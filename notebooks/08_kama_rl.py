@@ -116,6 +116,14 @@ kama_readings = {  # the KAMA share (PPO) under the other readings of a rectangu
     ]
     for reading in ("out", "in")
 }
+ppo_shares = {  # "a/b/c" %, HalfCheetah / Walker / Hopper, for the coverage table
+    reading: "/".join(f"{share:.1f}" for share in shares)
+    for reading, shares in {
+        "toeplitz": [table1["PPO", env]["toeplitz"] for env in PAPER_TABLE1],
+        "kama": [table1["PPO", env]["kama"] for env in PAPER_TABLE1],
+        "kama, a scale per output unit": kama_readings["out"],
+    }.items()
+}
 for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "Toeplitz"))):
     rec.record(
         f"table1_{kind}_parameter_ratio",
@@ -552,7 +560,7 @@ for item, status, detail in (
     (
         "kama:Table 1",
         run.coverage_status("paper scale"),
-        "Exact counting at the paper's sizes (2×64, K = 200, gymnasium v5 dims): Toeplitz 7.2/7.2/7.8 % matches; KAMA 14.4/14.4/15.8 %, ~1 point low with min(d_out, d_in) scales per layer; one scale per output unit gives the printed 15/15/17 % (15.2/15.2/16.8). Paper's TRPO row lost.",
+        f"Exact counting at the paper's sizes (2×64, K = 200, gymnasium v5 dims): Toeplitz {ppo_shares['toeplitz']} % matches; KAMA {ppo_shares['kama']} %, ~1 point low with min(d_out, d_in) scales per layer; one scale per output unit gives the printed 15/15/17 % ({ppo_shares['kama, a scale per output unit']}). Paper's TRPO row lost.",
     ),
     (
         "kama:Figure 5",

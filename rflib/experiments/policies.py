@@ -50,11 +50,8 @@ def _layer_shapes(sizes) -> list[tuple[int, int]]:
     return [(d_out, d_in) for d_in, d_out in zip(sizes[:-1], sizes[1:], strict=True)]
 
 
-KAMA_SCALE_LENGTHS = (
-    "min",
-    "out",
-    "in",
-)  # readings of a rectangular KAMA layer's diagonal: min(d_out, d_in), d_out, d_in
+# readings of a rectangular KAMA layer's diagonal of scales: min(d_out, d_in), d_out, d_in
+KAMA_SCALE_LENGTHS = ("min", "out", "in")
 
 
 def parameter_count(
