@@ -48,7 +48,7 @@ from IPython.display import Markdown, display
 from rflib import projections, sphere
 from rflib.experiments import datasets, hrf_studies
 from rflib.notebook import plotting
-from rflib.notebook.results import combine, decide, decide_smaller, interval_z, mean_and_se
+from rflib.notebook.results import combine, decide, decide_smaller, interval_z, mean_and_se, mean_se_entry
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -313,8 +313,8 @@ intro = "Exact (closed-form) MSE of the iid estimators on the same pairs, ×10�
 intro += "with these, and the last row uses the alternative matching rule d(2m + n) + 4mn ≤ M·d:\n\n"
 display(Markdown(intro + markdown_table(["estimator", *DATA], closed_lines)))
 table1_se = {  # (mean, s.e.) over the independent repetitions; table1 holds (mean, std with ddof 0)
-    dname: {name: (mean, sd / np.sqrt(S["uci_reps"] - 1)) for name, (mean, sd) in methods.items()}
-    for dname, methods in table1.items()
+    dname: {name: mean_and_se(values) for name, values in out["mse_per_rep"].items()}
+    for dname, out in table1_runs.items()
 }
 # verdict intervals: Student-t over the repetitions, Bonferroni over the four comparisons of each claim
 TABLE1_Z = interval_z(samples=S["uci_reps"], parts=len(PAPER_ORDER) - 1)
@@ -426,13 +426,7 @@ display(
         + markdown_table(["estimator", *DATA], split_lines)
     )
 )
-bias_se = {  # ORF-Had's squared bias, (mean, s.e.) over repetitions
-    d: (
-        table1_runs[d]["squared_bias"]["ORF-Had"][0],
-        table1_runs[d]["squared_bias"]["ORF-Had"][1] / np.sqrt(S["uci_reps"] - 1),
-    )
-    for d in DATA
-}
+bias_se = {d: mean_and_se(table1_runs[d]["squared_bias_per_rep"]["ORF-Had"]) for d in DATA}  # (mean, s.e.)
 BIAS_Z = interval_z(samples=S["uci_reps"], parts=len(DATA))
 excess_share = {d: bias_se[d][0] / (table1[d]["ORF-Had"][0] - table1[d]["ORF-reg"][0]) for d in DATA}
 
@@ -454,7 +448,7 @@ rec.record(
     ours={
         d: {
             "ORF-Had MSE": table1[d]["ORF-Had"][0],
-            "ORF-Had squared bias": dict(zip(("mean", "s.e."), bias_se[d], strict=True)),
+            "ORF-Had squared bias": mean_se_entry(bias_se[d]),
             "ORF-reg MSE": table1[d]["ORF-reg"][0],
             "share of the excess over ORF-reg": excess_share[d],
         }
@@ -600,9 +594,9 @@ for dname, raw in DATA.items():
         methods=("HRF-ort", "HRF-iid"),
         progress=True,
     )
-    table1_unmatched[dname] = out["mse"]
+    table1_unmatched[dname] = out
 lines = [
-    [name, *(f"{table1_unmatched[d][name][0]:.3f} ± {table1_unmatched[d][name][1]:.3f}" for d in DATA)]
+    [name, *(f"{table1_unmatched[d]['mse'][name][0]:.3f} ± {table1_unmatched[d]['mse'][name][1]:.3f}" for d in DATA)]
     for name in ("HRF-ort", "HRF-iid")
 ]
 lines += [
@@ -615,10 +609,7 @@ display(
         + markdown_table(["estimator", *DATA], lines)
     )
 )
-unmatched_se = {
-    d: {k: (mu, sd / np.sqrt(S["uci_reps"] - 1)) for k, (mu, sd) in rows.items()}
-    for d, rows in table1_unmatched.items()
-}
+unmatched_se = {d: {k: mean_and_se(v) for k, v in out["mse_per_rep"].items()} for d, out in table1_unmatched.items()}
 rec.record(
     "table1_unmatched_hrf_ort_beats_orf",
     "Reading without FLOP matching — the hybrids get 512 projections per base: HRF-ort then beats ORF-reg on both "
@@ -626,8 +617,8 @@ rec.record(
     paper={d: {"HRF-ort": PAPER_TABLE1[d]["HRF-ort"][0], "ORF-reg": PAPER_TABLE1[d]["ORF-reg"][0]} for d in DATA},
     ours={
         d: {
-            "HRF-ort (512, 8)": dict(zip(("mean", "s.e."), unmatched_se[d]["HRF-ort"], strict=True)),
-            "ORF-reg": dict(zip(("mean", "s.e."), table1_se[d]["ORF-reg"], strict=True)),
+            "HRF-ort (512, 8)": mean_se_entry(unmatched_se[d]["HRF-ort"]),
+            "ORF-reg": mean_se_entry(table1_se[d]["ORF-reg"]),
         }
         for d in DATA
     },
@@ -668,11 +659,12 @@ halton_plain, halton_log_ratio = {}, {}
 for dname, raw in DATA.items():
     Z = datasets.standardize_to_sphere(raw, radius=1.0)
     W_plain = projections.halton_gaussian(0, M_UCI, Z.shape[1], randomisation="none")
-    halton_plain[dname] = hrf_studies.uci_fixed_projection_mse(
+    plain_per_rep = hrf_studies.uci_fixed_projection_mse(
         Z, W_plain, pair_rng=partial(keys.rng, "table 1 pairs", dname), reps=S["uci_reps"], n_pairs=S["n_pairs"]
     )
+    halton_plain[dname] = (np.mean(plain_per_rep), np.std(plain_per_rep))  # as table1's rows: mean, std (ddof 0)
     o, o_se = table1_se[dname]["ORF-reg"]
-    plain, plain_se = halton_plain[dname][0], halton_plain[dname][1] / np.sqrt(S["uci_reps"] - 1)
+    plain, plain_se = mean_and_se(plain_per_rep)
     halton_log_ratio[dname] = (np.log(plain / o), float(np.hypot(plain_se / plain, o_se / o)))
 lines = [
     [name, *(f"{v[0]:.3f} ± {v[1]:.3f}" for v in values)]

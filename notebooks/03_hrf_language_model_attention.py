@@ -56,7 +56,7 @@ from matplotlib.ticker import NullLocator
 
 from rflib.experiments import datasets, hrf_studies, lm
 from rflib.notebook import plotting
-from rflib.notebook.results import combine, decide, decide_best_smaller, decide_smaller, interval_z
+from rflib.notebook.results import combine, decide, decide_best_smaller, decide_smaller, interval_z, mean_se_entry
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -321,7 +321,7 @@ ORDERING_CRITERION = (
 )
 PTB_REDUCED = run.reduced(f"{S['n_queries']} queries", "n_queries")
 ours_at = lambda metric, methods, M=M_ref: {  # noqa: E731
-    m: dict(zip(("mean", "s.e."), summary_se[m, M][metric], strict=True)) for m in methods
+    m: mean_se_entry(summary_se[m, M][metric]) for m in methods
 }
 every_M = lambda metric, methods: {f"{metric}_M{M}": ours_at(metric, methods, M) for M in S["sizes"]}  # noqa: E731
 trig_over_favor = [
@@ -360,7 +360,7 @@ rec.record(
     "Trig features beat FAVOR+ on W₁ and KS at every M",
     paper="trig < FAVOR+ (Table 4)",
     ours={
-        f"{k}_M{M}": {m: dict(zip(("mean", "s.e."), summary_se[m, M][k], strict=True)) for m in ("Trig.", "FAVOR+")}
+        f"{k}_M{M}": {m: mean_se_entry(summary_se[m, M][k]) for m in ("Trig.", "FAVOR+")}
         for M in S["sizes"]
         for k in W1_KS
     },
@@ -674,9 +674,7 @@ rec.record(
     "Diagnosis: with unit-norm queries and keys, hybrids with as many projections per base as FAVOR+ (unmatched) "
     "have lower W₁ and KS than both trig features and FAVOR+",
     paper="W₁ and KS: Angular < Gaussian < Trig. < FAVOR+ (FLOP-matched hybrids, the model's own queries and keys)",
-    ours={
-        k: {m: dict(zip(("mean", "s.e."), with_se(row[k]), strict=True)) for m, row in unit_rows.items()} for k in W1_KS
-    },
+    ours={k: {m: mean_se_entry(with_se(row[k])) for m, row in unit_rows.items()} for k in W1_KS},
     holds=combine(
         decide_best_smaller(
             [with_se(unmatched[UNIT][m, N_LAMBDA * M_sweep][k]) for m in HYBRIDS],

@@ -57,7 +57,16 @@ from scipy import stats
 
 from rflib.experiments import policies, rl
 from rflib.notebook import plotting
-from rflib.notebook.results import combine, decide, decide_smaller, decide_test, interval_z, majority, mean_and_se
+from rflib.notebook.results import (
+    combine,
+    decide,
+    decide_smaller,
+    decide_test,
+    interval_z,
+    majority,
+    mean_and_se,
+    mean_se_entry,
+)
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -303,10 +312,7 @@ for algorithm, runs in runs_by_algorithm.items():
         f"{tag}_kama_beats_toeplitz",
         f"{algorithm}: KAMA policies reach a higher return than Toeplitz policies on most tasks",
         paper="Figs 3/4: 'across most tasks KAMA-NNs policies achieve better performance than Toeplitz policies'",
-        ours={
-            env: {a: dict(zip(("mean", "s.e."), score_se[env, a], strict=True)) for a in policies.ARCHITECTURES}
-            for env in tasks
-        },
+        ours={env: {a: mean_se_entry(score_se[env, a]) for a in policies.ARCHITECTURES} for env in tasks},
         holds=majority(decide_smaller(score_se[env, "toeplitz"], score_se[env, "kama"], z=rl_z[env]) for env in tasks),
         criterion=f"per task, KAMA's mean final score − Toeplitz's, ± t·s.e. over seeds (Student-t at the Bonferroni level "
         f"over the tasks, t = {z_text(rl_z, settings)}), above 0; holds if more than half of the tasks hold, fails if no "

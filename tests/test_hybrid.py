@@ -90,6 +90,42 @@ def test_generic_p_equals_2_hybrid_with_mixed_block_counts_equals_eq_8(key):
     np.testing.assert_allclose(est.estimate(X, Y), hybrid.hybrid_direct(bases, lambdas, X, Y), rtol=1e-11)
 
 
+def _paired_from_features(est, X, Y):
+    fx, fy = est.query_features(X), est.key_features(Y)
+    return jnp.exp(fx.log_scale + fy.log_scale) * jnp.sum(fx.body * fy.body, axis=1)
+
+
+def _widest_intermediate(fn, *args) -> int:
+    return max(max(v.aval.shape, default=0) for eqn in jax.make_jaxpr(fn)(*args).eqns for v in eqn.outvars)
+
+
+def test_hybrid_paired_products_skip_the_kronecker_features_and_equal_them(key):
+    """``paired`` evaluates eq 8 per pair (the Monte Carlo simulators' path); the features of Lemma 2.3 give the same
+    numbers. Angular hybrid (both variants) and the p = 2 mixture of three bases; no intermediate is wider than a
+    base's 2m columns, where the feature form builds n·2m-column Kronecker blocks."""
+    keys = jax.random.split(key, 8)
+    X, Y = _random_points(keys[0], n=6, k=6)
+    m, n = 6, 3
+    W_pos, W_trig, T = (jax.random.normal(k, (s, 5)) for k, s in zip(keys[1:4], (m, m, n), strict=True))
+    for W2 in (W_trig, W_pos):
+        est = hybrid.angular_hybrid_estimator(W_pos, W2, T)
+        np.testing.assert_allclose(est.paired(X, Y), _paired_from_features(est, X, Y), rtol=1e-12)
+        assert _widest_intermediate(est.paired, X, Y) == 2 * m
+        assert _widest_intermediate(lambda a, b, e=est: _paired_from_features(e, a, b), X, Y) >= 4 * m * (n + 1)
+    bases = [
+        classic.trig_estimator(jax.random.normal(keys[4], (4, 5))),
+        classic.positive_estimator(jax.random.normal(keys[5], (3, 5))),
+        classic.hyperbolic_estimator(jax.random.normal(keys[6], (5, 5))),
+    ]
+    lambdas = [
+        hybrid.angular_lambda(jax.random.normal(keys[7], (2, 5))),
+        hybrid.normalized_gaussian_lambda(jax.random.normal(keys[1], (3, 5)), 0.9, 0.5),
+    ]
+    est = hybrid.hybrid_estimator(bases, lambdas)
+    np.testing.assert_allclose(est.paired(X, Y), _paired_from_features(est, X, Y), rtol=1e-11)
+    np.testing.assert_allclose(est.paired(X, Y), jnp.diag(hybrid.hybrid_direct(bases, lambdas, X, Y)), rtol=1e-11)
+
+
 def test_hybrid_features_stay_finite_in_float32_where_dense_ones_overflow(key):
     keys = jax.random.split(key, 4)
     X = 12.0 * jax.random.normal(keys[0], (3, 8), dtype=jnp.float32)

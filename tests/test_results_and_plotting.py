@@ -196,6 +196,7 @@ def test_combined_verdicts_majorities_tests_and_differences():
     assert results.decide_best_smaller([(3.0, 0.1), (1.0, 0.1)], [(2.0, 0.1)], every_winner=True) == "fails"
     mean, se = results.mean_and_se([1.0, 2.0, 3.0])
     assert mean == 2.0 and se == pytest.approx(1 / np.sqrt(3))
+    assert results.mean_se_entry((mean, se)) == {"mean": 2.0, "s.e.": se}
     for bad in ([], ["holds", "scaled"]):
         with pytest.raises(ValueError):
             results.combine(bad)

@@ -46,14 +46,18 @@ def test_two_dimensional_and_full_dimensional_simulations_agree_in_distribution(
     assert abs(sq_2d.mean() - closed) < 5 * sq_2d.std() / math.sqrt(sq_2d.size)
 
 
-def test_pointwise_estimates_are_deterministic_and_chunk_independent(key):
+def test_pointwise_estimates_are_deterministic_and_chunk_independent_up_to_round_off(key):
+    """The chunk changes the compiled batch shape, not the draws: estimates agree to a few ulp (XLA may reduce in
+    another order), and the same key and chunk repeat them bit for bit."""
+
     def make(W):
         return hybrid.angular_hybrid_estimator(W, W, W[:2])
 
     x, y = np.array([0.3, 0.1]), np.array([-0.2, 0.4])
     a = simulation.pointwise_estimates(key, x, y, make, {"W": (5, 2)}, 1000, chunk=300)
     b = simulation.pointwise_estimates(key, x, y, make, {"W": (5, 2)}, 1000, chunk=1000)
-    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, b, rtol=4 * np.finfo(np.float64).eps, atol=0)
+    np.testing.assert_array_equal(a, simulation.pointwise_estimates(key, x, y, make, {"W": (5, 2)}, 1000, chunk=300))
 
 
 def test_structured_orthogonal_blocks_are_orthogonal_with_row_length_sqrt_D(key):

@@ -228,7 +228,8 @@ def uci_mse_study(
       ``mse_per_rep`` and ``closed_form_per_rep``: the same, one value per repetition (for paired comparisons on
       the repetition's pairs); ``squared_bias``: name → (mean, std) over repetitions ×10³ of the mean over pairs of
       the estimator's squared bias, estimated without bias from the draws as (mean − SM)² − variance/draws (≈ 0 for
-      an unbiased estimator; the rest of the MSE is its variance); ``m_alt``: m*.
+      an unbiased estimator; the rest of the MSE is its variance), and ``squared_bias_per_rep`` one value per
+      repetition; ``m_alt``: m*.
     """
     Z = _checks.finite_numpy("Z", Z, 2)
     reps = _checks.positive_int("reps", reps)
@@ -263,18 +264,19 @@ def uci_mse_study(
         "mse_per_rep": {name: [1e3 * x for x in v] for name, v in per_rep.items()},
         "closed_form_per_rep": {name: [1e3 * x for x in v] for name, v in closed_rows.items()},
         "squared_bias": {name: (1e3 * np.mean(v), 1e3 * np.std(v)) for name, v in bias_per_rep.items()},
+        "squared_bias_per_rep": {name: [1e3 * x for x in v] for name, v in bias_per_rep.items()},
         "m_alt": m_alt,
     }
 
 
 def uci_fixed_projection_mse(
     Z, W, *, pair_rng: Callable[[int], np.random.Generator], reps: int, n_pairs: int
-) -> tuple[float, float]:
+) -> list[float]:
     """MSE ×10³ of the trigonometric estimator (HRF eq 2) with one *fixed* projection matrix W: (M, d) — a
     deterministic estimator, e.g. an unrandomised Halton sequence — on the pairs :func:`uci_mse_study` draws from the
     same ``pair_rng``. Each pair's error is exact (no feature draws), so the MSE is the mean squared bias over pairs.
 
-    Returns (mean, std with ddof 0) over the ``reps`` repetitions, as :func:`uci_mse_study`'s ``mse`` entries.
+    Returns the MSE ×10³ of each of the ``reps`` repetitions, as :func:`uci_mse_study`'s ``mse_per_rep`` entries.
     """
     Z = _checks.finite_numpy("Z", Z, 2)
     W = _checks.finite_numpy("W", W, 2)
@@ -290,7 +292,7 @@ def uci_fixed_projection_mse(
         X, Y = Z[i], Z[j]
         error = np.asarray(estimator.paired(X, Y)) - np.exp(np.sum(X * Y, axis=1))
         per_rep.append(float(np.mean(error**2)))
-    return 1e3 * float(np.mean(per_rep)), 1e3 * float(np.std(per_rep))
+    return [1e3 * x for x in per_rep]
 
 
 def _min_max(X: np.ndarray) -> np.ndarray:

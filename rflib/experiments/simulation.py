@@ -59,7 +59,8 @@ def paired_estimates(
     with freshly sampled random matrices.
 
     Args:
-      key: JAX key; the same key gives the same estimates (independently of ``chunk``).
+      key: JAX key; the same key and ``chunk`` give the same estimates. Another ``chunk`` draws the same matrices,
+        but XLA compiles another batch shape, which may change the estimates by round-off (a few ulp).
       X, Y: (p, d) the p pairs.
       make_estimator: called as ``make_estimator(**matrices)`` → an :class:`~rflib.features.base.Estimator`
         (e.g. ``hybrid.angular_hybrid_estimator`` with matrices named W_pos, W_trig, T). Must be traceable by

@@ -160,6 +160,12 @@ def mean_and_se(samples) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
 
 
+def mean_se_entry(estimate) -> dict[str, float]:
+    """A (mean, s.e.) pair as the ``{"mean": …, "s.e.": …}`` entry results files record it in."""
+    mean, se = estimate
+    return {"mean": mean, "s.e.": se}
+
+
 def criterion_text(
     *,
     below: float | None = None,
