@@ -195,7 +195,7 @@ LOG_MSE_SPHERE = {  # closed forms on the sphere, (θ, r) → log MSE
 }
 surfaces = {name: f(TH, RR) / np.log(10) for name, f in LOG_MSE_SPHERE.items()}
 
-MC_ESTIMATORS = {  # the same estimators as rflib feature maps: factory and random-matrix shapes (d = 2)
+MC_ESTIMATORS = {  # the same estimators as rflib estimators (paired products): factory and random-matrix shapes (d = 2)
     "trigonometric": (classic.trig_estimator, {"W": (M_FIG1, 2)}),
     "FAVOR+ (antithetic positive)": (classic.hyperbolic_estimator, {"W": (M_FIG1, 2)}),
     hybrid_name: (hybrid.angular_hybrid_estimator, {"W_pos": (M_FIG1, 2), "W_trig": (M_FIG1, 2), "T": (N_FIG1, 2)}),

@@ -312,7 +312,7 @@ closed_lines = [[name, *(f"{closed1[dn][name]:.3f}" for dn in DATA)] for name in
 intro = "Exact (closed-form) MSE of the iid estimators on the same pairs, ×10⁻³ — the Monte Carlo above should agree "
 intro += "with these, and the last row uses the alternative matching rule d(2m + n) + 4mn ≤ M·d:\n\n"
 display(Markdown(intro + markdown_table(["estimator", *DATA], closed_lines)))
-table1_se = {  # (mean, s.e.) over the independent repetitions; table1 holds (mean, std with ddof 0)
+table1_se = {  # (mean, s.e.) over the independent repetitions (the tables above show mean ± std, ddof 0)
     dname: {name: mean_and_se(values) for name, values in out["mse_per_rep"].items()}
     for dname, out in table1_runs.items()
 }
@@ -349,12 +349,11 @@ for dname in DATA:
         reduced=TABLE1_REDUCED,
         note="×10⁻³; the margin is a tenth of the smallest factor the table is read for (HRF-ort vs ORF-reg, ≈ 10×)",
     )
-    ours = {name: table1[dname][name][0] for name in PAPER_TABLE1[dname]}
     rec.record(
         f"table1_{dname.lower()}_hrf_ort_best",
         f"Table 1 ({dname}): HRF-ort has the lowest MSE among HRF-ort, HRF-iid, ORF-reg, ORF-Had, Halton-R",
         paper={name: v[0] for name, v in PAPER_TABLE1[dname].items()},
-        ours={name: {"mean": mean, "s.e.": table1_se[dname][name][1]} for name, mean in ours.items()},
+        ours={name: mean_se_entry(table1_se[dname][name]) for name in PAPER_TABLE1[dname]},
         holds=combine(
             decide_smaller(table1_se[dname]["HRF-ort"], table1_se[dname][other], z=TABLE1_Z)
             for other in PAPER_TABLE1[dname]
@@ -375,7 +374,7 @@ for dname in DATA:
         f"table1_{dname.lower()}_ordering",
         f"Table 1 ({dname}): the paper's full ordering HRF-ort < HRF-iid < ORF-reg < ORF-Had < Halton-R",
         paper="HRF-ort < HRF-iid < ORF-reg < ORF-Had < Halton-R",
-        ours=" < ".join(sorted(ours, key=ours.get)),
+        ours=" < ".join(sorted(PAPER_TABLE1[dname], key=lambda name, d=dname: table1_se[d][name][0])),
         holds=combine(
             decide_smaller(table1_se[dname][a], table1_se[dname][b], z=TABLE1_Z)
             for a, b in itertools.pairwise(PAPER_ORDER)
@@ -662,9 +661,9 @@ for dname, raw in DATA.items():
     plain_per_rep = hrf_studies.uci_fixed_projection_mse(
         Z, W_plain, pair_rng=partial(keys.rng, "table 1 pairs", dname), reps=S["uci_reps"], n_pairs=S["n_pairs"]
     )
-    halton_plain[dname] = (np.mean(plain_per_rep), np.std(plain_per_rep))  # as table1's rows: mean, std (ddof 0)
-    o, o_se = table1_se[dname]["ORF-reg"]
     plain, plain_se = mean_and_se(plain_per_rep)
+    halton_plain[dname] = (plain, np.std(plain_per_rep))  # as table1's rows: mean, std (ddof 0)
+    o, o_se = table1_se[dname]["ORF-reg"]
     halton_log_ratio[dname] = (np.log(plain / o), float(np.hypot(plain_se / plain, o_se / o)))
 lines = [
     [name, *(f"{v[0]:.3f} ± {v[1]:.3f}" for v in values)]

@@ -191,6 +191,8 @@ def linear_attention(
     chunk_size = _checks.positive_int("chunk_size", chunk_size)
     if not (callable(feature_map) or isinstance(feature_map, Estimator)):
         raise ValueError(f"feature_map must be a feature map X -> Features or an Estimator, got {feature_map!r:.60}")
+    if isinstance(feature_map, Estimator) and feature_map.paired_direct is not None:
+        feature_map = feature_map._replace(paired_direct=None)  # attention uses the feature maps alone
     arrays, spec = _split_map(feature_map)
     out, flags = _linear_attention(Q, K, V, arrays, spec, causal, chunk_size)
     map_arrays = {f"feature_map's array {i} (shape {a.shape})": a for i, a in enumerate(arrays)}

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from rflib import kernels, moments, quadrature
-from rflib.features import classic, complex_exp, hybrid
+from rflib.features import classic, cluster, complex_exp, hybrid
 
 
 def _random_points(key, d=5, n=4, k=3, scale=0.4):
@@ -95,35 +95,75 @@ def _paired_from_features(est, X, Y):
     return jnp.exp(fx.log_scale + fy.log_scale) * jnp.sum(fx.body * fy.body, axis=1)
 
 
-def _widest_intermediate(fn, *args) -> int:
-    return max(max(v.aval.shape, default=0) for eqn in jax.make_jaxpr(fn)(*args).eqns for v in eqn.outvars)
+def _largest_intermediate(fn, *args) -> int:
+    """Elements of the largest array ``fn`` computes (its jaxpr's biggest output), as a measure of its width."""
+    return max(math.prod(v.aval.shape) for eqn in jax.make_jaxpr(fn)(*args).eqns for v in eqn.outvars)
+
+
+def _hybrids(keys, d):
+    """Hybrids of every shape the feature form handles: offsets ≠ 0 and = 0, 1 − Σa = 0, p = 2, a nested hybrid and
+    Def H.1's mixture; name → (estimator, the widest base or λ feature count)."""
+    normal = iter(jax.random.normal(k, (6, d)) for k in keys)
+    W1, W2, W3, T1, T2, T3 = (next(normal) for _ in range(6))
+    trig, hyp, pos = classic.trig_estimator(W1), classic.hyperbolic_estimator(W2), classic.positive_estimator(W3)
+    angular = hybrid.angular_hybrid_estimator(W2, W1, T1[:3])
+    return {
+        "angular, independent ω (a = 1/2)": (angular, 12),
+        "angular, shared ω": (hybrid.angular_hybrid_estimator(W2, W2, T1[:3]), 12),
+        "Gaussian λ (a = 0)": (hybrid.hybrid_estimator([trig, pos], [hybrid.gaussian_lambda(T2, 0.8)]), 12),
+        "normalised Gaussian λ (a = 1/ρ > 1)": (
+            hybrid.hybrid_estimator([hyp, trig], [hybrid.normalized_gaussian_lambda(T2, 1.3, 0.5)]),
+            12,
+        ),
+        "two angular λ (1 − Σa = 0)": (
+            hybrid.hybrid_estimator([hyp, pos, trig], [hybrid.angular_lambda(T1), hybrid.angular_lambda(T3)]),
+            12,
+        ),
+        "nested: an angular hybrid as a base": (
+            hybrid.hybrid_estimator([angular, trig], [hybrid.angular_lambda(T3)]),
+            12,
+        ),
+        "Def H.1 Gaussian mixture": (
+            cluster.gaussian_mixture_hybrid_estimator(
+                [[hyp, pos]], [[cluster.cluster_gaussian_lambda(T2, 1.1, np.full(d, 0.9))] * 2], trig
+            ),
+            12,
+        ),
+    }
 
 
 def test_hybrid_paired_products_skip_the_kronecker_features_and_equal_them(key):
     """``paired`` evaluates eq 8 per pair (the Monte Carlo simulators' path); the features of Lemma 2.3 give the same
-    numbers. Angular hybrid (both variants) and the p = 2 mixture of three bases; no intermediate is wider than a
-    base's 2m columns, where the feature form builds n·2m-column Kronecker blocks."""
-    keys = jax.random.split(key, 8)
-    X, Y = _random_points(keys[0], n=6, k=6)
-    m, n = 6, 3
-    W_pos, W_trig, T = (jax.random.normal(k, (s, 5)) for k, s in zip(keys[1:4], (m, m, n), strict=True))
-    for W2 in (W_trig, W_pos):
-        est = hybrid.angular_hybrid_estimator(W_pos, W2, T)
-        np.testing.assert_allclose(est.paired(X, Y), _paired_from_features(est, X, Y), rtol=1e-12)
-        assert _widest_intermediate(est.paired, X, Y) == 2 * m
-        assert _widest_intermediate(lambda a, b, e=est: _paired_from_features(e, a, b), X, Y) >= 4 * m * (n + 1)
-    bases = [
-        classic.trig_estimator(jax.random.normal(keys[4], (4, 5))),
-        classic.positive_estimator(jax.random.normal(keys[5], (3, 5))),
-        classic.hyperbolic_estimator(jax.random.normal(keys[6], (5, 5))),
-    ]
-    lambdas = [
-        hybrid.angular_lambda(jax.random.normal(keys[7], (2, 5))),
-        hybrid.normalized_gaussian_lambda(jax.random.normal(keys[1], (3, 5)), 0.9, 0.5),
-    ]
-    est = hybrid.hybrid_estimator(bases, lambdas)
-    np.testing.assert_allclose(est.paired(X, Y), _paired_from_features(est, X, Y), rtol=1e-11)
-    np.testing.assert_allclose(est.paired(X, Y), jnp.diag(hybrid.hybrid_direct(bases, lambdas, X, Y)), rtol=1e-11)
+    numbers for every shape of hybrid, and the direct form never builds an array wider than one base's features,
+    where the feature form builds the Kronecker blocks."""
+    keys = jax.random.split(key, 7)
+    X, Y = _random_points(keys[0], n=5, k=5)
+    for name, (est, widest) in _hybrids(keys[1:], 5).items():
+        np.testing.assert_allclose(est.paired(X, Y), _paired_from_features(est, X, Y), rtol=1e-11, err_msg=name)
+        assert _largest_intermediate(est.paired, X, Y) <= X.shape[0] * widest, name
+        fx = est.query_features(X)
+        assert _largest_intermediate(est.query_features, X) >= fx.body.size > 2 * X.shape[0] * widest, name
+
+
+def test_hybrid_paired_products_stay_finite_in_float32_where_a_base_alone_overflows(key):
+    """A Gaussian λ has a = 0, so its trig base enters the estimate only times λ̂: at ‖x‖ = ‖y‖ = 10 the base's scale
+    e^{(‖x‖² + ‖y‖²)/2} = e^{100} overflows float32 on its own while λ̂ ŜM^trig does not. The direct form adds
+    its terms in log space and matches the feature form (float32 round-off), finite."""
+    keys = jax.random.split(key, 5)
+    X = jax.random.normal(keys[0], (6, 4), dtype=jnp.float32)
+    Y = jax.random.normal(keys[1], (6, 4), dtype=jnp.float32)
+    X, Y = (10.0 * Z / jnp.linalg.norm(Z, axis=1, keepdims=True) for Z in (X, Y))
+    W_trig, W_pos, T = (jax.random.normal(k, (8, 4), dtype=jnp.float32) for k in keys[2:])
+    est = hybrid.hybrid_estimator(
+        [classic.trig_estimator(W_trig), classic.positive_estimator(W_pos)], [hybrid.gaussian_lambda(T, 1.0)]
+    )
+    log_trig = 0.5 * (jnp.sum(X**2, axis=1) + jnp.sum(Y**2, axis=1))
+    assert not bool(jnp.any(jnp.isfinite(jnp.exp(log_trig))))  # the base's own scale overflows
+    via_features = _paired_from_features(est, X, Y)
+    assert bool(jnp.all(jnp.isfinite(via_features)))
+    direct = est.paired(X, Y)
+    assert direct.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(direct)))
+    np.testing.assert_allclose(direct, via_features, rtol=1e-4, atol=1e-6 * float(jnp.max(jnp.abs(via_features))))
 
 
 def test_hybrid_features_stay_finite_in_float32_where_dense_ones_overflow(key):

@@ -73,9 +73,11 @@ class Estimator(NamedTuple):
     Attributes:
       query_features: Ψ₁, maps X: (n, d) → Features with F columns (applied to x, the queries).
       key_features: Ψ₂, maps Y: (k, d) → Features with the same F columns (applied to y, the keys).
-      paired_direct: optional (p, d), (p, d) → (p,) evaluation of Ψ₁(x_i)ᵀΨ₂(y_i) that skips building the features,
-        equal to the feature form up to round-off, for estimators whose features are much wider than their cost to
-        evaluate (HRF's Kronecker blocks: 4m(n + 1) columns from O(m + n) projections). :meth:`paired` uses it.
+      paired_direct: optional (p, d), (p, d) → (log_scale, dot), both (p,), with Ψ₁(x_i)ᵀΨ₂(y_i) =
+        exp(log_scale_i)·dot_i, evaluated without building the features: for estimators whose features are much wider
+        than their cost to evaluate (HRF's Kronecker blocks: the angular hybrid's 4m(n + 1) columns from O(m + n)
+        projections). Equal to the feature form up to round-off; :meth:`paired_factored` and :meth:`paired` use it.
+        A copy made with ``_replace`` of a feature map must replace or drop it as well.
     """
 
     query_features: FeatureMap
@@ -87,9 +89,10 @@ class Estimator(NamedTuple):
         X = _checks.points("X", X)
         return pair_products(self.query_features(X), self.key_features(_checks.points("Y", Y, dim=X.shape[1])))
 
-    def paired(self, X, Y) -> jax.Array:
-        """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,) (by ``paired_direct``
-        where the estimator has one)."""
+    def paired_factored(self, X, Y) -> tuple[jax.Array, jax.Array]:
+        """Ψ₁(x_i)ᵀΨ₂(y_i) = exp(log_scale_i)·dot_i for the rows of X and Y taken in pairs, as (log_scale, dot):
+        (p, d), (p, d) → (p,), (p,). The form that sums of estimators (the hybrids) combine in log space; by
+        ``paired_direct`` where the estimator has one."""
         X = _checks.points("X", X)
         Y = _checks.points("Y", Y, dim=X.shape[1])
         if Y.shape != X.shape:
@@ -97,7 +100,12 @@ class Estimator(NamedTuple):
         if self.paired_direct is not None:
             return self.paired_direct(X, Y)
         fx, fy = self.query_features(X), self.key_features(Y)
-        return jnp.exp(fx.log_scale + fy.log_scale) * jnp.sum(fx.body * fy.body, axis=1)
+        return fx.log_scale + fy.log_scale, jnp.sum(fx.body * fy.body, axis=1)
+
+    def paired(self, X, Y) -> jax.Array:
+        """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,)."""
+        log_scale, dot = self.paired_factored(X, Y)
+        return jnp.exp(log_scale) * dot
 
 
 def pair_products(fx: Features, fy: Features) -> jax.Array:

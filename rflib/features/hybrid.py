@@ -188,16 +188,33 @@ def hybrid_direct(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimator]
     return est + (1.0 - sum(lam)) * bases[-1].estimate(X, Y)
 
 
-def hybrid_paired_direct(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimator], X, Y) -> jax.Array:
-    """Eq 8 term by term for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,).
+def hybrid_paired_direct(
+    bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimator], X, Y
+) -> tuple[jax.Array, jax.Array]:
+    """Eq 8 term by term for the rows of X and Y taken in pairs, in factored form: (p, d), (p, d) → (log_scale, dot),
+    both (p,), with the estimate exp(log_scale)·dot (:meth:`~rflib.features.base.Estimator.paired_factored`).
 
-    λ̂_k(x_i, y_i) = a_k + ρ₁ᵏ(x_i)ᵀρ₂ᵏ(y_i) and every base's ŜMᵏ(x_i, y_i) are paired products of their own
-    features, so no Kronecker block is formed; equal to the feature form Ψ₁(x_i)ᵀΨ₂(y_i) by Lemma 2.3.
+    With ρ_k = ρ₁ᵏ(x_i)ᵀρ₂ᵏ(y_i) and ŜMᵏ(x_i, y_i) the paired products of their own features, the terms are
+    a_k ŜMᵏ, ρ_k ŜMᵏ, (1 − Σa) ŜM^{p+1} and −ρ_k ŜM^{p+1} — the blocks of Lemma 2.3's feature form, whose value they
+    give without forming a Kronecker block. Each term keeps its log scale and the terms are added at the largest one
+    per pair (the stabiliser cancels exactly), as :func:`~rflib.features.base.concat` does for the features: a base
+    whose scale alone overflows (a = 0, e.g. :func:`gaussian_lambda`) stays finite where the estimate is.
     """
     _check_mixture(bases, lambdas)
-    lam = [lam_k.offset + lam_k.features.paired(X, Y) for lam_k in lambdas]
-    est = sum(lam_k * base.paired(X, Y) for lam_k, base in zip(lam, bases, strict=False))
-    return est + (1.0 - sum(lam)) * bases[-1].paired(X, Y)
+    base_terms = [base.paired_factored(X, Y) for base in bases]
+    lam_terms = [lam.features.paired_factored(X, Y) for lam in lambdas]
+    offsets = [float(lam.offset) for lam in lambdas]
+    terms = []  # (log scale, factor) pairs whose exp(log scale)·factor sum to the estimate
+    for (log_base, dot_base), (log_lam, dot_lam), a in zip(base_terms, lam_terms, offsets, strict=False):
+        if a != 0.0:
+            terms.append((log_base, a * dot_base))
+        terms.append((log_lam + log_base, dot_lam * dot_base))
+    log_last, dot_last = base_terms[-1]
+    if (rest := 1.0 - sum(offsets)) != 0.0:
+        terms.append((log_last, rest * dot_last))
+    terms += [(log_lam + log_last, -dot_lam * dot_last) for log_lam, dot_lam in lam_terms]
+    log_scale = jnp.max(jnp.stack([log for log, _ in terms]), axis=0)
+    return log_scale, sum(jnp.exp(log - log_scale) * factor for log, factor in terms)
 
 
 # --- the paper's named hybrids ------------------------------------------------------------------------------------
