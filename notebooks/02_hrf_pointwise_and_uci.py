@@ -932,7 +932,9 @@ display(Markdown(rec.table()))
 #   MSE on a random 1 000 × 1 000 subset of the 2 000 × 2 000 pairs (mean over 10⁶ pairs; 4× cheaper). The data
 #   generator is ours, because App H.3 does not specify the sign adjustment or the normalisation.
 # - **Paper scale** (`make paper`: Table 1 and its unmatched hybrids with 2 000 draws × 20 repetitions, 49 angles for
-#   Figs 2/5, 2 000 × 2 000 evaluated cluster pairs) has not been run yet. Projected from the standard run's cell times
-#   on this 2-core machine (Table 1's two Monte Carlo cells, 500 s at `standard`, grow with draws × repetitions, 13.3×;
-#   Figs 2/5 with the angles, 2×; Fig 6's evaluation with the pairs, at most 4×): about 1.9 hours, within reach of
-#   one unattended run here; on 16 cores the draws, which are independent, would take a fraction of that.
+#   Figs 2/5, 2 000 × 2 000 evaluated cluster pairs) ran in full on 2026-11-27: 55 min on this 2-core machine in a
+#   slow spell (2048³ float32 matmul at 149 GFLOP/s, about half its usual speed), 34 min of it Table 1's main Monte
+#   Carlo (nine estimators; the baselines have 1 024 features). Its first run (2026-11-26, 158 min at the usual speed) spent most
+#   of its time building the unmatched (512, 8) hybrids' 18 432 Kronecker features per point, which `paired` no
+#   longer does (eq 8 per pair; the same numbers to round-off). On 16 cores the draws, which are independent, would
+#   take a fraction of that.
