@@ -100,34 +100,28 @@ def _largest_intermediate(fn, *args) -> int:
     return max(math.prod(v.aval.shape) for eqn in jax.make_jaxpr(fn)(*args).eqns for v in eqn.outvars)
 
 
+BASE_WIDTH = 12  # the widest base or λ map of _hybrids: 2 features per projection, 6 projections
+
+
 def _hybrids(keys, d):
     """Hybrids of every shape the feature form handles: offsets ≠ 0 and = 0, 1 − Σa = 0, p = 2, a nested hybrid and
-    Def H.1's mixture; name → (estimator, the widest base or λ feature count)."""
-    normal = iter(jax.random.normal(k, (6, d)) for k in keys)
-    W1, W2, W3, T1, T2, T3 = (next(normal) for _ in range(6))
+    Def H.1's mixture; name → estimator. Every base and λ map has at most BASE_WIDTH features."""
+    W1, W2, W3, T1, T2, T3 = (jax.random.normal(k, (6, d)) for k in keys)
     trig, hyp, pos = classic.trig_estimator(W1), classic.hyperbolic_estimator(W2), classic.positive_estimator(W3)
     angular = hybrid.angular_hybrid_estimator(W2, W1, T1[:3])
     return {
-        "angular, independent ω (a = 1/2)": (angular, 12),
-        "angular, shared ω": (hybrid.angular_hybrid_estimator(W2, W2, T1[:3]), 12),
-        "Gaussian λ (a = 0)": (hybrid.hybrid_estimator([trig, pos], [hybrid.gaussian_lambda(T2, 0.8)]), 12),
-        "normalised Gaussian λ (a = 1/ρ > 1)": (
-            hybrid.hybrid_estimator([hyp, trig], [hybrid.normalized_gaussian_lambda(T2, 1.3, 0.5)]),
-            12,
+        "angular, independent ω (a = 1/2)": angular,
+        "angular, shared ω": hybrid.angular_hybrid_estimator(W2, W2, T1[:3]),
+        "Gaussian λ (a = 0)": hybrid.hybrid_estimator([trig, pos], [hybrid.gaussian_lambda(T2, 0.8)]),
+        "normalised Gaussian λ (a = 1/ρ > 1)": hybrid.hybrid_estimator(
+            [hyp, trig], [hybrid.normalized_gaussian_lambda(T2, 1.3, 0.5)]
         ),
-        "two angular λ (1 − Σa = 0)": (
-            hybrid.hybrid_estimator([hyp, pos, trig], [hybrid.angular_lambda(T1), hybrid.angular_lambda(T3)]),
-            12,
+        "two angular λ (1 − Σa = 0)": hybrid.hybrid_estimator(
+            [hyp, pos, trig], [hybrid.angular_lambda(T1), hybrid.angular_lambda(T3)]
         ),
-        "nested: an angular hybrid as a base": (
-            hybrid.hybrid_estimator([angular, trig], [hybrid.angular_lambda(T3)]),
-            12,
-        ),
-        "Def H.1 Gaussian mixture": (
-            cluster.gaussian_mixture_hybrid_estimator(
-                [[hyp, pos]], [[cluster.cluster_gaussian_lambda(T2, 1.1, np.full(d, 0.9))] * 2], trig
-            ),
-            12,
+        "nested: an angular hybrid as a base": hybrid.hybrid_estimator([angular, trig], [hybrid.angular_lambda(T3)]),
+        "Def H.1 Gaussian mixture": cluster.gaussian_mixture_hybrid_estimator(
+            [[hyp, pos]], [[cluster.cluster_gaussian_lambda(T2, 1.1, np.full(d, 0.9))] * 2], trig
         ),
     }
 
@@ -138,11 +132,11 @@ def test_hybrid_paired_products_skip_the_kronecker_features_and_equal_them(key):
     where the feature form builds the Kronecker blocks."""
     keys = jax.random.split(key, 7)
     X, Y = _random_points(keys[0], n=5, k=5)
-    for name, (est, widest) in _hybrids(keys[1:], 5).items():
+    for name, est in _hybrids(keys[1:], 5).items():
         np.testing.assert_allclose(est.paired(X, Y), _paired_from_features(est, X, Y), rtol=1e-11, err_msg=name)
-        assert _largest_intermediate(est.paired, X, Y) <= X.shape[0] * widest, name
+        assert _largest_intermediate(est.paired, X, Y) <= X.shape[0] * BASE_WIDTH, name
         fx = est.query_features(X)
-        assert _largest_intermediate(est.query_features, X) >= fx.body.size > 2 * X.shape[0] * widest, name
+        assert _largest_intermediate(est.query_features, X) >= fx.body.size > 2 * X.shape[0] * BASE_WIDTH, name
 
 
 def test_hybrid_paired_products_stay_finite_in_float32_where_a_base_alone_overflows(key):

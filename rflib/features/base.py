@@ -82,7 +82,7 @@ class Estimator(NamedTuple):
 
     query_features: FeatureMap
     key_features: FeatureMap
-    paired_direct: Callable[[jax.Array, jax.Array], jax.Array] | None = None
+    paired_direct: Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]] | None = None
 
     def estimate(self, X, Y) -> jax.Array:
         """Ψ₁(X) Ψ₂(Y)ᵀ: (n, d), (k, d) → (n, k), computed as exp(ls₁ + ls₂) · (body₁ body₂ᵀ)."""
