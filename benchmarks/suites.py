@@ -7,6 +7,7 @@ import time
 from benchmarks import (
     attention_gradients,
     attention_scaling,
+    causal_chunks,
     feature_maps,
     fitting_overhead,
     harness,
@@ -21,6 +22,7 @@ SUITES = {
     "hrf_construction": hrf_construction,
     "kama_rotations": kama_rotations,
     "attention_gradients": attention_gradients,
+    "causal_chunks": causal_chunks,
 }
 # "full": the sizes the performance issue asks for (each suite's defaults); "quick": every code path at small sizes.
 SIZES = {
@@ -38,6 +40,7 @@ SIZES = {
             "min_seconds": 0.0,
             "eager_length": 128,
         },
+        "causal_chunks": {"shapes": ((2, 32, 2),), "chunk_sizes": (16,), "repeats": 1},
     },
 }
 

@@ -156,6 +156,29 @@ def _linear_causal(q_body, k_log, k_body, V, chunk_size):
     return out.reshape(n_chunks * chunk_size, V.shape[1])[:L], denominator.reshape(-1)[:L]
 
 
+#: Tokens per causal chunk when ``chunk_size=None``: 64 on a CPU; on an accelerator (GPU, TPU) 512, or L if shorter.
+#: Each chunk is one sequential step of the prefix scan. On an NVIDIA H200 a step is a few small kernel launches, so
+#: longer chunks win (benchmarks/recorded/nvidia-h200/causal_chunks.json, 2026-11-27): causal FAVOR+ at L = 32 768 took
+#: 31.3 ms forward with 64-token chunks, 5.5 ms with 512 (exact attention: 6.9 ms), 4 × 8 heads × 4 096 took 4.8 vs
+#: 2.6 ms (exact 3.8 ms); chunks of 1 024–2 048 are faster still for one long sequence but their gradients keep
+#: L·chunk_size masked scores (4 × 8 × 4 096 at 1 024: 6.0 GiB, as much as exact attention).
+CPU_CHUNK_SIZE = 64
+ACCELERATOR_CHUNK_SIZE = 512
+
+
+def default_chunk_size(length: int) -> int:
+    """The causal chunk length used when ``chunk_size=None``: :data:`CPU_CHUNK_SIZE` on JAX's CPU backend,
+    min(:data:`ACCELERATOR_CHUNK_SIZE`, length) on any other (speed only: every chunk length gives the same result
+    to round-off)."""
+    length = _checks.positive_int("length", length)
+    return CPU_CHUNK_SIZE if jax.default_backend() == "cpu" else min(ACCELERATOR_CHUNK_SIZE, length)
+
+
+def _chunk_size(chunk_size, length: int) -> int:
+    """``chunk_size`` checked, or the backend's default for a sequence of ``length`` tokens if it is None."""
+    return default_chunk_size(length) if chunk_size is None else _checks.positive_int("chunk_size", chunk_size)
+
+
 def linear_attention(
     Q,
     K,
@@ -163,7 +186,7 @@ def linear_attention(
     feature_map: Callable[[jax.Array], Features | jax.Array] | Estimator,
     *,
     causal: bool = False,
-    chunk_size: int = 64,
+    chunk_size: int | None = None,
 ) -> jax.Array:
     """Random-feature (linear) attention φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1)  (Performer eq 4–5, FAVOR).
 
@@ -176,7 +199,8 @@ def linear_attention(
       causal: query i attends to keys j ≤ i only (needs L == S). Computed chunk by chunk with prefix sums
         carried by ``lax.scan``: a masked chunk_size × chunk_size product inside each chunk plus the running
         state φ(K)ᵀV of earlier chunks, so memory is O(L·(F + d_v) + F·d_v + chunk_size²), never L×L or L×F×d_v.
-      chunk_size: tokens per causal chunk (speed only; results agree to round-off for every value).
+      chunk_size: tokens per causal chunk (speed only; results agree to round-off for every value); None: the
+        backend's default, :func:`default_chunk_size` (64 on a CPU, 512 on a GPU).
 
     Returns:
       (..., L, d_v). Positive maps (those that return ``Features.log_body``) are stabilised per feature (module
@@ -188,7 +212,7 @@ def linear_attention(
       ValueError: bad shapes, NaN/inf input, or (eager calls only) an output that is not finite, with the fix.
     """
     Q, K, V = _check_qkv(Q, K, V, causal)
-    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    chunk_size = _chunk_size(chunk_size, Q.shape[-2])
     if not (callable(feature_map) or isinstance(feature_map, Estimator)):
         raise ValueError(f"feature_map must be a feature map X -> Features or an Estimator, got {feature_map!r:.60}")
     if isinstance(feature_map, Estimator) and feature_map.paired_direct is not None:
@@ -334,7 +358,7 @@ def favor_sharp_attention(
     *,
     method: str = "sderf",
     causal: bool = False,
-    chunk_size: int = 64,
+    chunk_size: int | None = None,
     eps: float = dense_exp.DEFAULT_EPS,
 ) -> jax.Array:
     """FAVOR# (FAVOR#, §2.2 and §5.3): linear attention with DERF features fitted to the current queries and keys.
@@ -365,7 +389,7 @@ def favor_sharp_attention(
     if W.shape[1] != Q.shape[-1]:
         raise ValueError(f"W must have shape (m, {Q.shape[-1]}) to project the queries, got shape {W.shape}")
     _checks.one_of("method", method, dense_exp.METHODS)
-    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    chunk_size = _chunk_size(chunk_size, Q.shape[-2])
     eps = _checks.real_number("eps", eps, low=0.0)
     W = W.astype(Q.dtype)  # the array the compiled call screens is the one scanned on failure
     out, flags = _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps)
@@ -639,7 +663,7 @@ def make_attention_fn(
     causal: bool = False,
     redraw: str = "never",
     method: str = "sderf",
-    chunk_size: int = 64,
+    chunk_size: int | None = None,
 ) -> Callable:
     """A drop-in ``attention_fn`` for Flax's attention layers (``flax.linen.MultiHeadDotProductAttention``) and any
     model written against ``jax.nn.dot_product_attention``'s convention, computed by random-feature attention.
@@ -665,7 +689,7 @@ def make_attention_fn(
         new ones in every call from ``projection_key`` folded with a 32-bit digest of the query values (as the
         public Performer code does), so each training step sees new projections and the same inputs the same ones.
       method: the DERF family for ``kind="favor#"`` (``rflib.features.dense_exp.METHODS``).
-      chunk_size: tokens per causal chunk (speed only).
+      chunk_size: tokens per causal chunk (speed only); None: :func:`default_chunk_size` of each call's length.
 
     Raises:
       ValueError: an unknown kind, redraw policy or method, a head_dim or num_features < 1; at call time a mask or
@@ -676,7 +700,7 @@ def make_attention_fn(
     _checks.one_of("method", method, dense_exp.METHODS)
     head_dim = _checks.positive_int("head_dim", head_dim)
     num_features = _checks.positive_int("num_features", num_features)
-    chunk_size = _checks.positive_int("chunk_size", chunk_size)
+    chunk_size = None if chunk_size is None else _checks.positive_int("chunk_size", chunk_size)
     if kind == "hrf" and num_features < 8:
         raise ValueError(
             f"num_features must be ≥ 8 for kind='hrf' (num_features/8 base projections), got {num_features}"

@@ -77,6 +77,32 @@ def test_causal_linear_attention_does_not_depend_on_chunk_size(key, chunk_size):
     np.testing.assert_allclose(out, reference, rtol=1e-12)
 
 
+def test_the_default_causal_chunk_is_64_tokens_on_a_cpu_and_512_or_the_length_on_an_accelerator(key, monkeypatch):
+    kw, kx = jax.random.split(key)
+    Q, K, V = _qkv(kx, L=40)
+    W = projections.gaussian(kw, 12, Q.shape[1])
+
+    def by_default_and_explicitly(chunk_size):
+        fmap = partial(features.positive_features, W)
+        default = attention.linear_attention(Q, K, V, fmap, causal=True)
+        sharp = attention.favor_sharp_attention(Q, K, V, W, causal=True)
+        np.testing.assert_array_equal(
+            default, attention.linear_attention(Q, K, V, fmap, causal=True, chunk_size=chunk_size)
+        )
+        np.testing.assert_array_equal(
+            sharp, attention.favor_sharp_attention(Q, K, V, W, causal=True, chunk_size=chunk_size)
+        )
+
+    assert jax.default_backend() == "cpu"
+    assert attention.default_chunk_size(10_000) == attention.default_chunk_size(5) == 64
+    by_default_and_explicitly(64)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert attention.default_chunk_size(10_000) == 512 and attention.default_chunk_size(300) == 300
+    by_default_and_explicitly(40)
+    with pytest.raises(ValueError, match="length"):
+        attention.default_chunk_size(0)
+
+
 def test_linear_attention_accepts_dense_feature_maps_and_batch_axes(key):
     kw, kx = jax.random.split(key)
     Q, K, V = _qkv(kx, L=20, batch=(2, 3))

@@ -1,5 +1,6 @@
 """The benchmark harness's arithmetic (crossovers, slopes, tables) and its plumbing; the timings themselves are
-not tested (they depend on the machine) — notebook 11 runs every suite at quick scale in test_notebooks."""
+not tested (they depend on the machine) — notebook 11 runs the suites it reports at quick scale in test_notebooks,
+and the causal chunk suite (a GPU question) runs at quick scale here."""
 
 import json
 
@@ -242,3 +243,19 @@ def test_interleaved_samples_repeat_short_calls_to_last_min_seconds():
     repeats, leftover = divmod(count - 2, 3)  # a warm-up call, a timed warm-up call, then 3 rounds of repeats
     assert leftover == 0 and 2 <= repeats <= 10  # ⌈10 ms / (≥ 1 ms a call)⌉
     assert all(0.001 <= t < 0.01 for t in samples["a"])  # per call, not per round
+
+
+def test_causal_chunk_suite_times_exact_and_both_maps_and_every_chunk_agrees_with_64_token_chunks():
+    result = run_suite("causal_chunks", "quick")
+    rows = result["rows"]
+    assert {(r["method"], r["chunk"], r["mode"]) for r in rows} == {
+        (method, chunk, mode)
+        for method, chunk in (("exact", None), ("FAVOR+", 16), ("HRF", 16))
+        for mode in ("forward", "forward + backward")
+    }
+    assert all(r["ms"] > 0 and r["memory_MiB"] > 0 for r in rows)
+    agreement = {r["method"]: r for r in rows if r["method"] != "exact" and r["mode"] == "forward"}
+    # float32 round-off; HRF's signed denominators can nearly cancel, so its largest difference is not a bound
+    assert agreement["FAVOR+"]["max_rel_diff"] < 1e-5
+    assert agreement["FAVOR+"]["median_rel_diff"] < 1e-5 and agreement["HRF"]["median_rel_diff"] < 1e-5
+    assert "max_rel_diff" in harness.suite_table(rows, SUITES["causal_chunks"])

@@ -32,11 +32,12 @@ RNG_SEED = 20261123
 @dataclass
 class Arg:
     """How to fuzz one argument: ``array`` (fixed rank unless ``batched``), ``int`` / ``real`` scalars with their
-    invalid values, or ``choice`` (a string from a set)."""
+    invalid values, or ``choice`` (a string from a set). ``optional``: None is valid (it picks a default)."""
 
     kind: str
     invalid: tuple = ()
     batched: bool = False
+    optional: bool = False
 
 
 @dataclass
@@ -73,6 +74,7 @@ def _hrf_estimate(W_pos, W_trig, T):
 ARRAY = Arg("array")
 BATCHED = Arg("array", batched=True)
 POS_INT = Arg("int", (0, -1))
+OPTIONAL_POS_INT = Arg("int", (0, -1), optional=True)
 NONNEG_INT = Arg("int", (-1,))
 
 ENTRIES = [
@@ -254,7 +256,7 @@ ENTRIES = [
         "attention.linear_attention",
         partial(attention.linear_attention, feature_map=partial(classic.positive_features, W4)),
         {"Q": Q, "K": K_, "V": V, "chunk_size": 4},
-        {"Q": ARRAY, "K": ARRAY, "V": ARRAY, "chunk_size": POS_INT},
+        {"Q": ARRAY, "K": ARRAY, "V": ARRAY, "chunk_size": OPTIONAL_POS_INT},
     ),
     Entry(
         "attention.favor_sharp_attention",
@@ -290,7 +292,7 @@ def array_mutations(value, arg: Arg, rng):
 
 
 def scalar_mutations(value, arg: Arg):
-    common = [("string", "3", True), ("complex", 1 + 1j, True), ("None", None, True), ("bool", True, True)]
+    common = [("string", "3", True), ("complex", 1 + 1j, True), ("None", None, not arg.optional), ("bool", True, True)]
     if arg.kind == "int":
         return [("non-integer", 2.5, True), *[(f"out of range {v}", v, True) for v in arg.invalid], *common]
     if arg.kind == "real":
