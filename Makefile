@@ -93,7 +93,7 @@ test: $(STAMP)
 	JAX_ENABLE_X64=1 XLA_FLAGS="$(XLA_FLAGS) --xla_backend_optimization_level=0" $(PY) -m pytest --durations=15 \
 		-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-## Every benchmark suite at full size (~5 min on the 2-core CPU): tables on stdout, JSON in build/benchmarks/.
+## Every benchmark suite at full size (~5 min on the 2-core CPU, plus ~9 for causal_chunks): tables on stdout, JSON in build/benchmarks/.
 ## Not part of `make test`: timings depend on the machine. Extra options: make bench BENCH_ARGS="--quick".
 bench: $(STAMP)
 	$(PY) -m benchmarks $(BENCH_ARGS)

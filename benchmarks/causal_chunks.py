@@ -10,7 +10,8 @@ output difference relative to the largest output (HRF's signed denominators make
 median elementwise relative difference). :data:`rflib.attention.ACCELERATOR_CHUNK_SIZE` was chosen from this suite's
 run on an H200 (benchmarks/recorded/nvidia-h200/causal_chunks.json).
 
-Run:  .venv/bin/python -m benchmarks --suite causal_chunks   (~10 min on the 2-core CPU; 8 min on an H200, compiling)
+Run:  .venv/bin/python -m benchmarks --suite causal_chunks
+(~9 min on the 2-core CPU in a slow spell, 8 min on an H200: mostly compiling)
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def run(
     progress: bool = False,
 ) -> list[dict]:
     """One row per (batch, L, heads, method, chunk, mode): median ms and XLA's planned working memory (bytes); forward
-    rows of the linear methods also carry the agreement with 64-token chunks. Exact attention on sequences longer than
-    ``exact_max_tokens`` is planned but not run on a CPU (ms None): it takes seconds a call there."""
+    rows of the linear methods also carry the agreement with 64-token chunks. Exact attention over more than
+    ``exact_max_tokens`` tokens in all (batch × L × heads) is planned but not run on a CPU (ms None): it takes seconds
+    a call there (4 × 4 096 × 8: 5 s forward, 25 s with gradients)."""
     key = jax.random.key(seed)
     W = projections.orthogonal(jax.random.fold_in(key, 1), m, d).astype(jnp.float32)
     maps = {
@@ -83,8 +85,8 @@ def run(
                 row = {"batch": batch, "L": L, "heads": heads, "method": method, "chunk": chunk, "mode": mode}
                 memory = harness.working_bytes(compiled)
                 row |= {"memory_bytes": memory, "memory_MiB": None if memory is None else memory / 2**20, "ms": None}
-                if method != "exact" or L <= exact_max_tokens or run_exact_beyond:
-                    calls = max(1, min(repeats, int(repeats * 4096 / L)))
+                if method != "exact" or batch * L * heads <= exact_max_tokens or run_exact_beyond:
+                    calls = max(1, min(repeats, int(repeats * 4096 / (batch * L * heads))))
                     row["ms"] = 1e3 * harness.seconds(compiled, Q, K, V, repeats=calls, min_seconds=0.02)
                 if mode == "forward" and method != "exact":
                     with jax.default_matmul_precision("highest"):
