@@ -406,7 +406,8 @@ def test_hot_paths_compile_once_and_never_again_for_new_values_of_the_same_shape
 @pytest.mark.parametrize("fmap", ["positive", "hrf"])
 def test_causal_linear_attention_memory_is_linear_in_length(fmap):
     """XLA's compiled buffer plan for causal linear attention grows like L and cannot hold an L×L or L×F×d_v
-    intermediate (F features): working memory at 2L ≈ 2× that at L, a few L×(F + d) arrays in all."""
+    intermediate (F features): working memory at 8L ≈ 8× that at L (64× if it grew like L²; the span is wide because
+    XLA's fusion choices move the plan by up to a quarter at one length), a few L×(F + d) arrays in all."""
     from rflib.features import classic, hybrid
 
     d, m = 16, 32
@@ -420,9 +421,9 @@ def test_causal_linear_attention_memory_is_linear_in_length(fmap):
         stats = stats.compile().memory_analysis()
         return stats.temp_size_in_bytes + stats.output_size_in_bytes
 
-    L = 4096
-    small, large = working(L // 2), working(L)
-    assert 1.7 < large / small < 2.3
+    L = 8192
+    small, large = working(L // 8), working(L)
+    assert 5 < large / small < 11
     assert large <= 8 * L * (n_features + d) * 4  # a few L × (F + d) float32 arrays: features, values, output
     assert large < min(L * L, L * n_features * d) * 4  # smaller than one L×L or L×F×d_v float32 array
 

@@ -52,7 +52,7 @@ PROBE = textwrap.dedent(
 
 def _run(device_count: int) -> dict:
     env = dict(os.environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
-    # the caller's flags kept (make test compiles at --xla_backend_optimization_level=0: this test is compile-bound)
+    # the caller's flags kept (make test's compile-time flags, see the Makefile: this test is compile-bound)
     env["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={device_count}"
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
