@@ -85,7 +85,8 @@ paper: $(STAMP)
 # LLVM optimisation only (no fast-math either way): every tolerance still holds; only large kernels run slower.
 # XLA:CPU's newer fusion emitters (jaxlib 0.10.2's default) compile slowly (openxla/xla#41173 reports the same
 # emitter's compile-time regression); the classic emitter (--xla_cpu_use_fusion_emitters=false) took the whole run
-# from 12 min 52 s to 8 min 46 s (CPU time 22.1 -> 15.9 min, 2026-11-27, same checkout, slow spell); every test holds.
+# from 12 min 52 s to 8 min 46 s (CPU time 22.1 -> 15.9 min, 2026-11-27, same checkout, slow spell); every test holds
+# (one memory test compares L and 8L instead of L and 2L: the classic emitter's buffer plan at one length differs).
 # Compiling is single-threaded, so one process left a core idle (CPU time 1.24x wall time over the whole run): the
 # tests run in one pytest-xdist worker per core, a test file per worker at a time (its tests share compiled
 # functions), the notebook runs first (tests/conftest.py). 2 cores: 9 min 51 s serial -> see README. TEST_WORKERS=0

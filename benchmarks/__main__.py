@@ -1,6 +1,6 @@
 """Run the benchmark suites, print their tables and write ``build/benchmarks/<suite>.json``.
 
-    .venv/bin/python -m benchmarks                      # every suite, full sizes (~14 min on the 2-core CPU)
+    .venv/bin/python -m benchmarks                      # every suite, full sizes (~5 min, ~9 more for causal_chunks)
     .venv/bin/python -m benchmarks --quick              # small sizes: a smoke run in seconds
     .venv/bin/python -m benchmarks --suite feature_maps --suite kama_rotations
 

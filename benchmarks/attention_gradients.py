@@ -148,7 +148,7 @@ def run(
                     "grad ms": median_ms["rflib grad"],
                     "grad / fwd": grad_over_fwd,
                     "grad / fwd s.e.": grad_over_fwd_se,
-                    "FLOP grad / fwd": gradient_flop_ratio(L, d, m, d, causal),
+                    "FLOP grad / fwd": gradient_flop_ratio(L, d, m, d, causal, attention.default_chunk_size(L)),
                     "baseline fwd ms": median_ms["baseline"],
                     "baseline grad ms": median_ms["baseline grad"],
                     "fwd ratio": fwd_ratio,

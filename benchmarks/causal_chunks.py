@@ -11,7 +11,7 @@ median elementwise relative difference). :data:`rflib.attention.ACCELERATOR_CHUN
 run on an H200 (benchmarks/recorded/nvidia-h200/causal_chunks.json).
 
 Run:  .venv/bin/python -m benchmarks --suite causal_chunks
-(~9 min on the 2-core CPU in a slow spell, 8 min on an H200: mostly compiling)
+(~9 min on the 2-core CPU in a slow spell; over 8 min on an H200, mostly compiling: the recorded run was cut there)
 """
 
 from __future__ import annotations

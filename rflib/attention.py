@@ -156,7 +156,7 @@ def _linear_causal(q_body, k_log, k_body, V, chunk_size):
     return out.reshape(n_chunks * chunk_size, V.shape[1])[:L], denominator.reshape(-1)[:L]
 
 
-#: Tokens per causal chunk when ``chunk_size=None``: 64 on a CPU; on an accelerator (GPU, TPU) 512, or L if shorter.
+#: Tokens per causal chunk when ``chunk_size=None``: 64 on a CPU; on an accelerator (GPU, TPU) at most 512.
 #: Each chunk is one sequential step of the prefix scan. On an NVIDIA H200 a step is a few small kernel launches, so
 #: longer chunks win (benchmarks/recorded/nvidia-h200/causal_chunks.json, 2026-11-27): causal FAVOR+ at L = 32 768 took
 #: 31.3 ms forward with 64-token chunks, 5.5 ms with 512 (exact attention: 6.9 ms), 4 × 8 heads × 4 096 took 4.8 vs
@@ -167,11 +167,16 @@ ACCELERATOR_CHUNK_SIZE = 512
 
 
 def default_chunk_size(length: int) -> int:
-    """The causal chunk length used when ``chunk_size=None``: :data:`CPU_CHUNK_SIZE` on JAX's CPU backend,
-    min(:data:`ACCELERATOR_CHUNK_SIZE`, length) on any other (speed only: every chunk length gives the same result
-    to round-off)."""
+    """The causal chunk length used when ``chunk_size=None``: :data:`CPU_CHUNK_SIZE` if JAX's default backend is the
+    CPU; on any other, the fewest chunks of at most :data:`ACCELERATOR_CHUNK_SIZE` tokens, made equal so that little
+    is padded (L = 520: two chunks of 260, not 512 + 8 padded to 1 024; L ≤ 512: one chunk of L). Every chunk length
+    gives the same result to round-off; it sets speed and the gradient's memory (L·chunk_size saved scores per
+    sequence). The backend is JAX's default, not the device of the arrays: pass ``chunk_size`` for arrays placed
+    elsewhere."""
     length = _checks.positive_int("length", length)
-    return CPU_CHUNK_SIZE if jax.default_backend() == "cpu" else min(ACCELERATOR_CHUNK_SIZE, length)
+    if jax.default_backend() == "cpu":
+        return CPU_CHUNK_SIZE
+    return math.ceil(length / math.ceil(length / ACCELERATOR_CHUNK_SIZE))
 
 
 def _chunk_size(chunk_size, length: int) -> int:
@@ -198,9 +203,12 @@ def linear_attention(
         ``hybrid.angular_hybrid_estimator(W_pos, W_trig, T)``.
       causal: query i attends to keys j ≤ i only (needs L == S). Computed chunk by chunk with prefix sums
         carried by ``lax.scan``: a masked chunk_size × chunk_size product inside each chunk plus the running
-        state φ(K)ᵀV of earlier chunks, so memory is O(L·(F + d_v) + F·d_v + chunk_size²), never L×L or L×F×d_v.
-      chunk_size: tokens per causal chunk (speed only; results agree to round-off for every value); None: the
-        backend's default, :func:`default_chunk_size` (64 on a CPU, 512 on a GPU).
+        state φ(K)ᵀV of earlier chunks, so the forward pass keeps O(L·(F + d_v) + F·d_v + chunk_size²), never L×L or
+        L×F×d_v.
+      chunk_size: tokens per causal chunk (results agree to round-off for every value; it sets speed and, with
+        gradients, memory: L·chunk_size saved scores per sequence); None: :func:`default_chunk_size` (64 on the CPU
+        backend, chunks of at most 512 on any other). A longer chunk also makes the token-by-token fallback, where
+        it is needed, a longer sequential scan.
 
     Returns:
       (..., L, d_v). Positive maps (those that return ``Features.log_body``) are stabilised per feature (module
@@ -689,7 +697,8 @@ def make_attention_fn(
         new ones in every call from ``projection_key`` folded with a 32-bit digest of the query values (as the
         public Performer code does), so each training step sees new projections and the same inputs the same ones.
       method: the DERF family for ``kind="favor#"`` (``rflib.features.dense_exp.METHODS``).
-      chunk_size: tokens per causal chunk (speed only); None: :func:`default_chunk_size` of each call's length.
+      chunk_size: tokens per causal chunk (speed and gradient memory, as in :func:`linear_attention`); None:
+        :func:`default_chunk_size` of each call's length.
 
     Raises:
       ValueError: an unknown kind, redraw policy or method, a head_dim or num_features < 1; at call time a mask or

@@ -77,28 +77,57 @@ def test_causal_linear_attention_does_not_depend_on_chunk_size(key, chunk_size):
     np.testing.assert_allclose(out, reference, rtol=1e-12)
 
 
-def test_the_default_causal_chunk_is_64_tokens_on_a_cpu_and_512_or_the_length_on_an_accelerator(key, monkeypatch):
+def test_the_default_causal_chunk_is_64_tokens_on_a_cpu_and_equal_chunks_of_at_most_512_elsewhere(key, monkeypatch):
+    """chunk_size=None reaches the compiled calls as default_chunk_size(L) from every entry point (the drop-in
+    attention_fn included); on the CPU that is 64 and the output equals an explicit chunk_size=64 bitwise. The
+    accelerator branch is checked by recording what reaches the compiled calls under a patched backend name, without
+    compiling anything under it."""
     kw, kx = jax.random.split(key)
     Q, K, V = _qkv(kx, L=40)
     W = projections.gaussian(kw, 12, Q.shape[1])
+    fmap = partial(features.positive_features, W)
+    drop_in = attention.make_attention_fn("favor+", Q.shape[1], projection_key=kw, num_features=12, causal=True)
+    received = []
 
-    def by_default_and_explicitly(chunk_size):
-        fmap = partial(features.positive_features, W)
-        default = attention.linear_attention(Q, K, V, fmap, causal=True)
-        sharp = attention.favor_sharp_attention(Q, K, V, W, causal=True)
-        np.testing.assert_array_equal(
-            default, attention.linear_attention(Q, K, V, fmap, causal=True, chunk_size=chunk_size)
-        )
-        np.testing.assert_array_equal(
-            sharp, attention.favor_sharp_attention(Q, K, V, W, causal=True, chunk_size=chunk_size)
-        )
+    class Recorded(Exception):
+        pass
+
+    def calls_with_default():
+        """The chunk_size each entry point hands its compiled function, for one call with chunk_size left out."""
+        received.clear()
+        for call in (
+            lambda: attention.linear_attention(Q, K, V, fmap, causal=True),
+            lambda: attention.favor_sharp_attention(Q, K, V, W, causal=True),
+            lambda: drop_in(Q[None, :, None], K[None, :, None], V[None, :, None]),
+        ):
+            with pytest.raises(Recorded):
+                call()
+        return received[:]
+
+    def record(position):
+        def recorder(*args):
+            received.append(args[position])
+            raise Recorded
+
+        return recorder
 
     assert jax.default_backend() == "cpu"
     assert attention.default_chunk_size(10_000) == attention.default_chunk_size(5) == 64
-    by_default_and_explicitly(64)
+    np.testing.assert_array_equal(
+        attention.linear_attention(Q, K, V, fmap, causal=True),
+        attention.linear_attention(Q, K, V, fmap, causal=True, chunk_size=64),
+    )
+    np.testing.assert_array_equal(
+        attention.favor_sharp_attention(Q, K, V, W, causal=True),
+        attention.favor_sharp_attention(Q, K, V, W, causal=True, chunk_size=64),
+    )
+    monkeypatch.setattr(attention, "_linear_attention", record(6))  # (Q, K, V, arrays, spec, causal, chunk_size)
+    monkeypatch.setattr(attention, "_favor_sharp", record(6))  # (Q, K, V, W, method, causal, chunk_size, eps)
+    assert calls_with_default() == [64, 64, 64]
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert attention.default_chunk_size(10_000) == 512 and attention.default_chunk_size(300) == 300
-    by_default_and_explicitly(40)
+    assert calls_with_default() == [40, 40, 40]
+    lengths = {300: 300, 512: 512, 520: 260, 4096: 512, 10_000: 500, 32_768: 512}
+    assert {L: attention.default_chunk_size(L) for L in lengths} == lengths
     with pytest.raises(ValueError, match="length"):
         attention.default_chunk_size(0)
 
