@@ -67,6 +67,28 @@ def test_trig_classifier_agrees_with_the_exact_one_for_many_features(key):
         kc.trig_accuracies(Ws, thetas[:, :5], Xtr, onehot, Xq, yq)
 
 
+def test_query_sets_sharing_a_training_side_give_each_sets_own_accuracies(key):
+    """The per-query-set forms (one training side per draw, as split_accuracies uses them for TrigRF and PosRF)
+    equal one call per set, draw by draw; a set whose labels do not match its queries is named."""
+    X, y = blobs(seed=3, n=80)
+    Xtr, onehot = X[:50], np.eye(3)[y[:50]]
+    sets = ((X[50:62], y[50:62]), (X[62:], y[62:]))
+    Ws = projections.orthogonal_batch(key, 12, 16, 3)  # 12 draws: one full batch of 10 and a partial one
+    thetas = jax.random.uniform(jax.random.key(6), (12, 16), maxval=2 * np.pi)
+    together = np.asarray(kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, sets))
+    alone = [np.asarray(kc.trig_accuracies(Ws, thetas, Xtr, onehot, Xq, yq)) for Xq, yq in sets]
+    assert together.shape == (2, 12) and np.array_equal(together, np.stack(alone))
+    params = [de.fit("sderf", Xq, Xtr) for Xq, _ in sets]
+    shared = de.fit("positive", sets[0][0], Xtr)
+    for p_query, p_train in ((params, params[0]), ((shared, shared), shared)):
+        sets_with_params = tuple((p, Xq, yq) for p, (Xq, yq) in zip(p_query, sets, strict=True))
+        together = np.asarray(kc.derf_accuracies_per_query_set(p_train, Ws, Xtr, onehot, sets_with_params))
+        alone = [np.asarray(kc.derf_accuracies(p, p_train, Ws, Xtr, onehot, Xq, yq)) for p, Xq, yq in sets_with_params]
+        assert together.shape == (2, 12) and np.array_equal(together, np.stack(alone))
+    with pytest.raises(ValueError, match="labels"):
+        kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, (sets[0], (X[62:], y[50:62])))
+
+
 def test_sigma_selection_takes_the_best_and_breaks_ties_in_the_middle():
     assert kc.best_sigma_index([0.5, 0.9, 0.9, 0.1]) == 1  # two tied: the lower one
     assert kc.best_sigma_index([0.9, 0.9, 0.9, 0.9, 0.1]) == 1  # four tied: the lower median

@@ -80,19 +80,32 @@ def derf_accuracies(params_query: DERF, params_train: DERF, Ws, X_train, onehot,
     parameters twice (fitted on queries 𝒳 = query objects and keys 𝒴 = training objects, as in the paper).
     Ties in the argmax go to the lowest class index.
     """
-    X_train, onehot, X_query, labels = _check_problem(X_train, onehot, X_query, labels)
+    return derf_accuracies_per_query_set(params_train, Ws, X_train, onehot, ((params_query, X_query, labels),))[0]
+
+
+def derf_accuracies_per_query_set(params_train: DERF, Ws, X_train, onehot, query_sets) -> jax.Array:
+    """:func:`derf_accuracies` for several query sets ((params_query, X_query, labels), …) that share the training
+    side: its features and class sums are computed once per draw. Returns (n_sets, S)."""
+    checked = [_check_problem(X_train, onehot, Xq, labels) for _, Xq, labels in query_sets]
+    X_train, onehot = checked[0][:2]
     Ws = _checks.finite_array("Ws", Ws, 3)
-    return _derf_accuracies(params_query, params_train, Ws, X_train, onehot, X_query, labels)
+    queries = tuple(
+        (params, Xq, labels) for (params, _, _), (_, _, Xq, labels) in zip(query_sets, checked, strict=True)
+    )
+    return jnp.stack(_derf_accuracies(params_train, Ws, X_train, onehot, queries))
 
 
 @jax.jit
-def _derf_accuracies(params_query, params_train, Ws, X_train, onehot, X_query, labels):
+def _derf_accuracies(params_train, Ws, X_train, onehot, queries):
     def one(W):
         train = dense_exp.side_features(params_train, W, X_train, 2)
         log_scale = train.log_scale - 0.5 * jnp.sum(X_train**2, axis=1)  # Gaussian kernel: e^{−‖u‖²/2}
         class_sums = (jnp.exp(log_scale - jnp.max(log_scale))[:, None] * train.body).T @ onehot
-        query = dense_exp.side_features(params_query, W, X_query, 1).body  # per-row scale cannot change argmax
-        return jnp.mean(jnp.argmax(query @ class_sums, axis=1) == labels)
+        accuracies = []
+        for params_query, X_query, labels in queries:
+            query = dense_exp.side_features(params_query, W, X_query, 1).body  # per-row scale cannot change argmax
+            accuracies.append(jnp.mean(jnp.argmax(query @ class_sums, axis=1) == labels))
+        return tuple(accuracies)
 
     return jax.lax.map(one, Ws, batch_size=_DRAW_BATCH)
 
@@ -100,19 +113,30 @@ def _derf_accuracies(params_query, params_train, Ws, X_train, onehot, X_query, l
 def trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels) -> jax.Array:
     """Accuracies with TrigRF Gaussian-kernel features √2 cos(ωᵀx + θ) (eqs 5–7, sign corrected; the e^{±‖x‖²/2}
     factors cancel against the Gaussian kernel's). Ws: (S, M, d), thetas: (S, M) → (S,)."""
-    X_train, onehot, X_query, labels = _check_problem(X_train, onehot, X_query, labels)
+    return trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, ((X_query, labels),))[0]
+
+
+def trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, query_sets) -> jax.Array:
+    """:func:`trig_accuracies` for several query sets ((X_query, labels), …): the training side's features and class
+    sums are computed once per draw. Returns (n_sets, S)."""
+    checked = [_check_problem(X_train, onehot, Xq, labels) for Xq, labels in query_sets]
+    X_train, onehot = checked[0][:2]
     Ws = _checks.finite_array("Ws", Ws, 3)
     thetas = _checks.finite_array("thetas", thetas, 2)
     if thetas.shape != Ws.shape[:2]:
         raise ValueError(f"thetas must have shape {Ws.shape[:2]} (one phase per ω), got {thetas.shape}")
-    return _trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels)
+    queries = tuple((Xq, labels) for _, _, Xq, labels in checked)
+    return jnp.stack(_trig_accuracies(Ws, thetas, X_train, onehot, queries))
 
 
 @jax.jit
-def _trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels):
+def _trig_accuracies(Ws, thetas, X_train, onehot, queries):
     def one(W, theta):
         class_sums = jnp.cos(X_train @ W.T + theta).T @ onehot
-        return jnp.mean(jnp.argmax(jnp.cos(X_query @ W.T + theta) @ class_sums, axis=1) == labels)
+        return tuple(
+            jnp.mean(jnp.argmax(jnp.cos(X_query @ W.T + theta) @ class_sums, axis=1) == labels)
+            for X_query, labels in queries
+        )
 
     return jax.lax.map(lambda args: one(*args), (Ws, thetas), batch_size=_DRAW_BATCH)
 
@@ -175,16 +199,21 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
             k_w, k_t = jax.random.split(draw_key(si, M))
             Ws = projections.orthogonal_batch(k_w, seeds, M, d)
             thetas = jax.random.uniform(k_t, (seeds, M), maxval=2 * np.pi)
+            parts = ((Xva, y[val]), (Xte, y[test]))
             for m in methods:
-                for part, (Xq, idx) in enumerate(((Xva, val), (Xte, test))):
-                    if m == "trig":
-                        acc = trig_accuracies(Ws, thetas, Xtr, onehot, Xq, y[idx])
-                    else:
-                        p = params[m][part]
-                        acc = derf_accuracies(p, p, Ws, Xtr, onehot, Xq, y[idx])
-                    out[m][mi, part, si] = float(np.mean(np.asarray(acc)))
-                    if part == 1:
-                        out["test_draws"][m][mi, si] = np.asarray(acc)
+                if m == "trig":
+                    acc = trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, parts)
+                elif m == "positive":  # parameters that do not depend on the data: one training side for both parts
+                    p = params[m][0]
+                    acc = derf_accuracies_per_query_set(p, Ws, Xtr, onehot, tuple((p, *part) for part in parts))
+                else:
+                    acc = [
+                        derf_accuracies(p, p, Ws, Xtr, onehot, Xq, labels)
+                        for p, (Xq, labels) in zip(params[m], parts, strict=True)
+                    ]
+                acc = np.asarray(acc)
+                out[m][mi, :, si] = np.mean(acc, axis=1)
+                out["test_draws"][m][mi, si] = acc[1]
     return out
 
 
