@@ -87,6 +87,11 @@ def test_query_sets_sharing_a_training_side_give_each_sets_own_accuracies(key):
         assert together.shape == (2, 12) and np.array_equal(together, np.stack(alone))
     with pytest.raises(ValueError, match="labels"):
         kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, (sets[0], (X[62:], y[50:62])))
+    for bad in ((), (sets[0][0],), "sets"):
+        with pytest.raises(ValueError, match="query_sets"):
+            kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, bad)
+    with pytest.raises(ValueError, match="query_sets"):
+        kc.derf_accuracies_per_query_set(shared, Ws, Xtr, onehot, sets)  # (X, labels) pairs: no parameters
 
 
 def test_sigma_selection_takes_the_best_and_breaks_ties_in_the_middle():

@@ -53,6 +53,18 @@ def _check_problem(X_train, onehot, X_query, labels):
     return X_train, onehot, X_query, labels
 
 
+def _query_sets(query_sets, form: str) -> tuple:
+    """``query_sets`` as a non-empty tuple of tuples shaped like ``form`` (e.g. "(X_query, labels)"), or a
+    ValueError naming it."""
+    arity = form.count(",") + 1
+    if not isinstance(query_sets, list | tuple) or not query_sets:
+        raise ValueError(f"query_sets must be a non-empty tuple of {form} tuples, got {query_sets!r:.60}")
+    for entry in query_sets:
+        if not isinstance(entry, list | tuple) or len(entry) != arity:
+            raise ValueError(f"each entry of query_sets must be a tuple {form}, got {entry!r:.60}")
+    return tuple(tuple(entry) for entry in query_sets)
+
+
 def exact_accuracy(X_train, onehot, X_query, labels) -> float:
     """Accuracy of argmax_c Σ_i exp(−‖x − u_i‖²/2) r_ic, computed per row in log space (no underflow).
 
@@ -86,6 +98,7 @@ def derf_accuracies(params_query: DERF, params_train: DERF, Ws, X_train, onehot,
 def derf_accuracies_per_query_set(params_train: DERF, Ws, X_train, onehot, query_sets) -> jax.Array:
     """:func:`derf_accuracies` for several query sets ((params_query, X_query, labels), …) that share the training
     side: its features and class sums are computed once per draw. Returns (n_sets, S)."""
+    query_sets = _query_sets(query_sets, "(params_query, X_query, labels)")
     checked = [_check_problem(X_train, onehot, Xq, labels) for _, Xq, labels in query_sets]
     X_train, onehot = checked[0][:2]
     Ws = _checks.finite_array("Ws", Ws, 3)
@@ -119,6 +132,7 @@ def trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels) -> jax.Array:
 def trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, query_sets) -> jax.Array:
     """:func:`trig_accuracies` for several query sets ((X_query, labels), …): the training side's features and class
     sums are computed once per draw. Returns (n_sets, S)."""
+    query_sets = _query_sets(query_sets, "(X_query, labels)")
     checked = [_check_problem(X_train, onehot, Xq, labels) for Xq, labels in query_sets]
     X_train, onehot = checked[0][:2]
     Ws = _checks.finite_array("Ws", Ws, 3)
