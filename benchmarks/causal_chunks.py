@@ -3,9 +3,10 @@
 Causal linear attention (:func:`rflib.attention.linear_attention`, ``causal=True``) runs a prefix scan whose steps are
 chunks of ``chunk_size`` tokens: a masked chunk × chunk product inside each chunk plus the running state of earlier
 ones. The steps are sequential, so the best length depends on the device; this suite measures FAVOR+ (positive
-features, orthogonal W) and HRF (the angular hybrid, :func:`benchmarks.harness.angular_hrf`), m = 256, d = 64, float32,
-layout (batch, L, heads, d), forward and forward + backward (gradient of Σ out² in Q, K, V), for each chunk length, next
-to ``jax.nn.dot_product_attention(is_causal=True)`` timed in the same run. Agreement with 64-token chunks is the largest
+features, orthogonal W) and HRF (the angular hybrid: m/8 orthogonal projections per base, 3 λ projections), m = 256,
+d = 64, float32, through the drop-in :func:`rflib.attention.make_attention_fn` (layout (batch, L, heads, d), 1/√d
+inside), forward and forward + backward (gradient of Σ out² in Q, K, V), for each chunk length, next to
+``jax.nn.dot_product_attention(is_causal=True)`` timed in the same run. Agreement with 64-token chunks is the largest
 output difference relative to the largest output (HRF's signed denominators make some outputs large, so also the
 median elementwise relative difference). :data:`rflib.attention.ACCELERATOR_CHUNK_SIZE` was chosen from this suite's
 run on an H200 (benchmarks/recorded/nvidia-h200/causal_chunks.json).
@@ -16,32 +17,18 @@ Run:  .venv/bin/python -m benchmarks --suite causal_chunks
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 
 from benchmarks import harness
-from rflib import attention, projections
+from rflib import attention
 from rflib.experiments.progress_bars import bar
-from rflib.features import classic
 
-METHODS = ("FAVOR+", "HRF")
-
-
-def _linear(feature_map, chunk_size):
-    """Causal linear attention in the (batch, L, heads, d) layout."""
-
-    def fn(Q, K, V):
-        heads_first = (jnp.swapaxes(x, -2, -3) for x in (Q, K, V))
-        out = attention.linear_attention(*heads_first, feature_map, causal=True, chunk_size=chunk_size)
-        return jnp.swapaxes(out, -2, -3)
-
-    return fn
+KINDS = {"FAVOR+": "favor+", "HRF": "hrf"}  # method → make_attention_fn's kind
 
 
 def _exact(Q, K, V):
-    return jax.nn.dot_product_attention(Q, K, V, scale=1.0, is_causal=True)
+    return jax.nn.dot_product_attention(Q, K, V, is_causal=True)
 
 
 def _with_gradient(fn):
@@ -64,21 +51,23 @@ def run(
     ``exact_max_tokens`` tokens in all (batch × L × heads) is planned but not run on a CPU (ms None): it takes seconds
     a call there (4 × 4 096 × 8: 5 s forward, 25 s with gradients)."""
     key = jax.random.key(seed)
-    W = projections.orthogonal(jax.random.fold_in(key, 1), m, d).astype(jnp.float32)
-    maps = {
-        "FAVOR+": partial(classic.positive_features, W),
-        "HRF": harness.angular_hrf(jax.random.fold_in(key, 2), m, d),
-    }
+
+    def linear(method, chunk_size):
+        """Causal linear attention of ``method``, the same projections for every chunk length."""
+        projection_key = jax.random.fold_in(key, list(KINDS).index(method) + 1)
+        return attention.make_attention_fn(
+            KINDS[method], d, projection_key=projection_key, num_features=m, causal=True, chunk_size=chunk_size
+        )
+
     run_exact_beyond = jax.default_backend() != "cpu"
     rows = []
     for batch, L, heads in bar(shapes, "causal chunks: shape", progress, leave=False):
         kq, kk, kv = jax.random.split(jax.random.fold_in(key, L * batch), 3)
-        Q, K = (d**-0.25 * jax.random.normal(k, (batch, L, heads, d), jnp.float32) for k in (kq, kk))
-        V = jax.random.normal(kv, (batch, L, heads, d), jnp.float32)
+        Q, K, V = (jax.random.normal(k, (batch, L, heads, d), jnp.float32) for k in (kq, kk, kv))
         with jax.default_matmul_precision("highest"):
-            reference = {name: jax.jit(_linear(fmap, 64))(Q, K, V) for name, fmap in maps.items()}
+            reference = {method: jax.jit(linear(method, 64))(Q, K, V) for method in KINDS}
         fns = [("exact", None, _exact)]
-        fns += [(name, c, _linear(fmap, c)) for name, fmap in maps.items() for c in chunk_sizes if c <= L]
+        fns += [(method, c, linear(method, c)) for method in KINDS for c in chunk_sizes if c <= L]
         for method, chunk, fn in fns:
             for mode, timed in (("forward", fn), ("forward + backward", _with_gradient(fn))):
                 compiled = harness.compiled(timed, Q, K, V)

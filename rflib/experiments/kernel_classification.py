@@ -166,6 +166,11 @@ def best_sigma_index(validation_accuracy) -> int:
     return int(tied[(tied.size - 1) // 2])
 
 
+def _equal_parameters(a: DERF, b: DERF) -> bool:
+    """Whether two fitted DERFs are equal entry for entry."""
+    return all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
+
+
 # --- the FAVOR# Fig 3 protocol: the σ sweep of one split, and its summaries ---------------------------
 
 
@@ -209,6 +214,7 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
         Xtr, Xva, Xte = sigma * X[train], sigma * X[val], sigma * X[test]
         out["exact"][:, si] = [exact_accuracy(Xtr, onehot, Xq, y[idx]) for Xq, idx in ((Xva, val), (Xte, test))]
         params = {m: (dense_exp.fit(m, Xva, Xtr), dense_exp.fit(m, Xte, Xtr)) for m in methods if m != "trig"}
+        shared = {m: _equal_parameters(*fits) for m, fits in params.items()}  # PosRF's do not depend on the data
         for mi, M in enumerate(Ms):
             k_w, k_t = jax.random.split(draw_key(si, M))
             Ws = projections.orthogonal_batch(k_w, seeds, M, d)
@@ -217,7 +223,7 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
             for m in methods:
                 if m == "trig":
                     acc = trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, parts)
-                elif m == "positive":  # parameters that do not depend on the data: one training side for both parts
+                elif shared[m]:  # one training side for both parts
                     p = params[m][0]
                     acc = derf_accuracies_per_query_set(p, Ws, Xtr, onehot, tuple((p, *part) for part in parts))
                 else:
