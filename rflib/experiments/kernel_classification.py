@@ -4,7 +4,9 @@ The predictor is an unnormalised kernel sum: class scores r*(u) = Σ_i K(σu, σ
 u_i with one-hot labels r_i, K the Gaussian kernel K(x, y) = exp(−‖x − y‖²/2), prediction argmax r*. With random
 features φ⁽¹⁾, φ⁽²⁾ of the *softmax* kernel, K(x, y) = e^{−‖x‖²/2} exp(xᵀy) e^{−‖y‖²/2}; the query-side factor is a
 positive per-row constant and cannot change the argmax, so only the training side carries it. The training sum
-Sᵀ R (M × classes) is precomputed once, O(nMd), and each query then costs O(M(d + classes)).
+Sᵀ R (M × classes) is precomputed once, O(nMd), and each query then costs O(M(d + classes)). Positive features'
+sums are formed in log space per feature (each feature's largest training term scaled to 1, each query's largest
+weighted term to 1): the scores are those of the exact products, not of what survives float64's range.
 
 Inputs here are already scaled by σ. All accuracies are vectorised over a stack of random draws (seeds).
 """
@@ -108,16 +110,38 @@ def derf_accuracies_per_query_set(params_train: DERF, Ws, X_train, onehot, query
     return jnp.stack(_derf_accuracies(params_train, Ws, X_train, onehot, queries))
 
 
+def _class_score_logs(train_log_features, onehot):
+    """Per-feature stabilised class sums of the training features: (n, M) logs, (n, C) one-hot → (stabiliser (M,),
+    sums (M, C)) with Σ_{i ∈ c} e^{log f_im} = e^{stabiliser_m} · sums_mc.
+
+    Each feature's stabiliser is its largest training log-feature, so every column's largest term is exactly 1 and no
+    column underflows as a whole, however far apart the features' magnitudes lie (FAVOR#'s fitted features span
+    more than float64's range at large σ)."""
+    stabiliser = jnp.max(train_log_features, axis=0)
+    return stabiliser, jnp.exp(train_log_features - stabiliser[None, :]).T @ onehot
+
+
+def _log_space_predictions(query_log_features, stabiliser, class_sums):
+    """argmax_c Σ_m e^{log f⁽¹⁾_qm + stabiliser_m} · sums_mc, stabilised per query: (q, M), (M,), (M, C) → (q,).
+
+    The query's largest term has weight exactly 1 and a column sum ≥ 1 in some class, so some class's score is ≥ 1:
+    the scores cannot all underflow (an all-zero row would send the argmax to the first class)."""
+    log_terms = query_log_features + stabiliser[None, :]
+    weights = jnp.exp(log_terms - jnp.max(log_terms, axis=1, keepdims=True))
+    return jnp.argmax(weights @ class_sums, axis=1)
+
+
 @jax.jit
 def _derf_accuracies(params_train, Ws, X_train, onehot, queries):
     def one(W):
-        train = dense_exp.side_features(params_train, W, X_train, 2)
-        log_scale = train.log_scale - 0.5 * jnp.sum(X_train**2, axis=1)  # Gaussian kernel: e^{−‖u‖²/2}
-        class_sums = (jnp.exp(log_scale - jnp.max(log_scale))[:, None] * train.body).T @ onehot
+        row_log_scale, logit = dense_exp.logits(params_train, W, X_train, 2)
+        gaussian = row_log_scale - 0.5 * jnp.sum(X_train**2, axis=1)  # Gaussian kernel: e^{−‖u‖²/2}
+        stabiliser, class_sums = _class_score_logs(gaussian[:, None] + logit, onehot)
         accuracies = []
         for params_query, X_query, labels in queries:
-            query = dense_exp.side_features(params_query, W, X_query, 1).body  # per-row scale cannot change argmax
-            accuracies.append(jnp.mean(jnp.argmax(query @ class_sums, axis=1) == labels))
+            _, query_logit = dense_exp.logits(params_query, W, X_query, 1)  # per-row factors cannot move the argmax
+            predictions = _log_space_predictions(query_logit, stabiliser, class_sums)
+            accuracies.append(jnp.mean(predictions == labels))
         return tuple(accuracies)
 
     return jax.lax.map(one, Ws, batch_size=_DRAW_BATCH)
