@@ -6,7 +6,8 @@ features φ⁽¹⁾, φ⁽²⁾ of the *softmax* kernel, K(x, y) = e^{−‖x‖
 positive per-row constant and cannot change the argmax, so only the training side carries it. The training sum
 Sᵀ R (M × classes) is precomputed once, O(nMd), and each query then costs O(M(d + classes)). Positive features'
 sums are formed in log space per feature (each feature's largest training term scaled to 1, each query's largest
-weighted term to 1): the scores are those of the exact products, not of what survives float64's range.
+weighted term to 1), so no query's scores can all underflow; terms more than ≈ 745 nats below their feature's
+largest still do, far below the winning score.
 
 Inputs here are already scaled by σ. All accuracies are vectorised over a stack of random draws (seeds).
 """
