@@ -418,11 +418,13 @@ display(Markdown(rec.table()))
 #   with the 50-draw run made just before, no test accuracy at a validated σ moved (the validated σ are ≤ 1.7); the
 #   validation accuracies at σ ≥ 12.9 did, which moved SDERF's validated σ on cmc, where every method ties (0.036 →
 #   0.028, geometric mean over $M$).
-# * **An unexplained move of ADERF's values.** On 2026-11-27 the change that computes the training side once per draw
-#   (above) also moved ADERF's values, although for ADERF it computes the same products, only compiled differently:
-#   its shortfall on segment by 1.4 and on optdigits by 0.5 points with 40 draws (0.7 and 0.5 with 50), with its
-#   validated σ (0.22) unchanged. Underflow does not explain it: at that σ ADERF's log-features on segment span about
-#   50 nats, and their round-off in float64 is below 1e-13 (checked against extended precision). The cause was not
-#   found; the log-space run reproduces the later of those two runs exactly.
+# * **An unexplained move of ADERF's values.** The re-run of 2026-11-27 after the training side was shared (above)
+#   also moved ADERF's values, for which that change computes the same products: its shortfall on segment by 1.4
+#   and on optdigits by 0.5 points with 40 draws (0.7 and 0.5 with 50), at an unchanged validated σ (0.22). The
+#   change did not cause it: the classifier code from before it, run today with this notebook's keys, gives the
+#   later values exactly (ADERF on segment 47.6, 53.6, 62.4, 65.4 % at $M$ = 16…128). Nor did underflow: at that
+#   σ ADERF's log-features on segment span about 50 nats, with float64 round-off below 1e-13 (checked against
+#   extended precision). The earlier values came from a run made hours before, with library code that other
+#   commits have changed since; which of them (or which difference of environment) moved ADERF was not determined.
 # * **Quick scale** uses scikit-learn's iris and wine, 5 draws, $M \in \{16, 128\}$ and 5 values of $\sigma$: a
 #   smoke test only.
