@@ -423,13 +423,15 @@ display(Markdown(rec.table()))
 #   shortfall on segment by 1.4 and on optdigits by 0.5 points with 40 draws (0.7 and 0.5 with 50), at an unchanged
 #   validated σ (0.22). Neither that change (the classifier code from before it, run today with this notebook's
 #   keys, gives the later values exactly: ADERF on segment 47.6, 53.6, 62.4, 65.4 % at $M$ = 16…128) nor underflow
-#   (about 50 nats of spread at that σ) caused it. The cause is ADERF's fit: segment's features have 5 null
+#   (about 50 nats of spread at that σ) caused it. What makes ADERF sensitive is its fit: segment's features have 5 null
 #   directions and optdigits' 2 (constant or collinear columns), so the ridge-lifted second moments have repeated
 #   eigenvalues, and Theorem 4.2's eigendecomposition and SVD are free to pick any basis inside them — round-off
 #   picks one. Fitting on the same sets with the training rows permuted (another summation order) changes B⁽¹⁾ by
 #   up to 2.1 on segment and 180 on optdigits and 49–50 of 50 draws' accuracies (satimage, with no null direction:
-#   4e-13 and none). Every such choice is an equally optimal ADERF; each amounts to another draw of the features,
-#   so ADERF's values here carry one more draw-to-draw change than their standard errors describe, and whatever
-#   changes round-off upstream (a library commit, the XLA version) can move them by about one standard error.
+#   4e-13 and none). Every such choice is an equally optimal ADERF: in exact arithmetic the choices differ by a
+#   rotation within repeated singular values, which leaves the law of the orthogonal ω unchanged, so each amounts to
+#   another draw of the features. So ADERF's values on these two sets carry a draw-to-draw change that their
+#   standard errors describe, but not a reproducible one: whatever changes round-off upstream (a library commit,
+#   the XLA version, the machine) can move them by about one standard error.
 # * **Quick scale** uses scikit-learn's iris and wine, 5 draws, $M \in \{16, 128\}$ and 5 values of $\sigma$: a
 #   smoke test only.
