@@ -428,7 +428,8 @@ display(Markdown(rec.table()))
 #   eigenvalues, and Theorem 4.2's eigendecomposition and SVD are free to pick any basis inside them — round-off
 #   picks one. Fitting on the same sets with the training rows permuted (another summation order) changes B⁽¹⁾ by
 #   up to 2.1 on segment and 180 on optdigits and 49–50 of 50 draws' accuracies (satimage, with no null direction:
-#   4e-13 and none). Every such choice is an equally optimal ADERF: in exact arithmetic the choices differ by a
+#   4e-13 and none). Every such choice is an equally optimal ADERF (a test fits a rank-3 set in d = 6 both ways: B⁽¹⁾
+#   moves by a rotation, the objective by 1e-15 relative): in exact arithmetic the choices differ by a
 #   rotation within repeated singular values, which leaves the law of the orthogonal ω unchanged, so each amounts to
 #   another draw of the features. So ADERF's values on these two sets carry a draw-to-draw change that their
 #   standard errors describe, but not a reproducible one: whatever changes round-off upstream (a library commit,

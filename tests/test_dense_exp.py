@@ -323,6 +323,32 @@ def test_theorem_4_2_aderf_optimum_eq38_and_the_eq16_erratum():
     assert dm.pair_average_objective(rotated, X, Y) == pytest.approx(direct, rel=1e-12)
 
 
+def test_aderf_on_sets_with_null_directions_is_chosen_by_round_off_among_equally_optimal_fits():
+    """With null directions (constant or collinear columns, as in the segment and optdigits sets of notebook 05) the
+    ridge-lifted second moments have repeated eigenvalues, so Theorem 4.2's eigendecomposition and SVD may pick any
+    basis inside them: fitting the same sets with the key rows permuted (another summation order) moves B⁽¹⁾ by far
+    more than round-off, yet only by a rotation, B⁽¹⁾' = R B⁽¹⁾ with R orthogonal, so the objective is the same.
+    Without null directions the fit is stable to round-off."""
+    rng = np.random.default_rng(5)
+    basis = rng.normal(size=(3, 6))  # rank 3 in d = 6: three null directions
+    X, Y = rng.normal(size=(40, 3)) @ basis, rng.normal(size=(60, 3)) @ basis + 0.1 * basis[0]
+    order = rng.permutation(len(Y))
+    full_rank = (X + 0.3 * rng.normal(size=X.shape), Y + 0.3 * rng.normal(size=Y.shape))
+    for null_directions, (Xs, Ys) in ((True, (X, Y)), (False, full_rank)):
+        first, second = de.fit("aderf", Xs, Ys), de.fit("aderf", Xs, Ys[order])
+        B1, B1_again = np.asarray(first.B1), np.asarray(second.B1)
+        moved = np.abs(B1_again - B1).max() / np.abs(B1).max()
+        if not null_directions:
+            assert moved < 1e-10
+            continue
+        assert moved > 1e-3  # not round-off: another choice of basis
+        rotation = B1_again @ np.linalg.inv(B1)
+        np.testing.assert_allclose(rotation @ rotation.T, np.eye(6), atol=1e-6)
+        assert dm.pair_average_objective(second, Xs, Ys) == pytest.approx(
+            dm.pair_average_objective(first, Xs, Ys), rel=1e-9
+        )
+
+
 def test_theorem_4_2_numerical_minimisation_does_not_beat_the_closed_form():
     d = 3
     X, Y = anisotropic_sets(L=7, d=d, seed=4)
