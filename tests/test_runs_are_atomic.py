@@ -88,12 +88,14 @@ def test_a_completed_run_is_promoted_and_marked_complete(tmp_path):
 
 def test_the_kernel_inherits_the_callers_environment_beside_the_runners_own_variables(tmp_path, monkeypatch):
     """A variable the caller sets (the tests' RFLIB_CHECK_FIGURES, a user's XLA_FLAGS) reaches the kernel with PATH
-    and HOME; JAX_ENABLE_X64 does not (a notebook chooses its precision). Until 2026-11-26 the runner computed the
-    kernel's environment after clearing its own, so kernels saw only FIG_DIR, RESULTS_DIR and the runner's others."""
+    and HOME; JAX_ENABLE_X64 does not (a notebook chooses its precision); XLA_FLAGS gains deterministic GPU kernels.
+    Until 2026-11-26 the runner computed the kernel's environment after clearing its own, so kernels saw only
+    FIG_DIR, RESULTS_DIR and the runner's others."""
     monkeypatch.setenv("RFLIB_TEST_PROBE", "kept")
     monkeypatch.setenv("JAX_ENABLE_X64", "1")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
     probe = (
-        "# %%\nimport os\nnames = ('RFLIB_TEST_PROBE', 'PATH', 'HOME', 'JAX_ENABLE_X64', 'FIG_DIR')\n"
+        "# %%\nimport os\nnames = ('RFLIB_TEST_PROBE', 'PATH', 'HOME', 'JAX_ENABLE_X64', 'FIG_DIR', 'XLA_FLAGS')\n"
         "rec.record('env', 'the kernel environment', ours={k: os.environ.get(k) for k in names}, holds=None)"
     )
     source = fake_notebook(tmp_path / "96_environment.py", probe, "# %%\nrec.finish()")
@@ -104,6 +106,7 @@ def test_the_kernel_inherits_the_callers_environment_beside_the_runners_own_vari
     seen = {c["id"]: c for c in report["claims"]}["env"]["ours"]
     assert seen["RFLIB_TEST_PROBE"] == "kept" and seen["PATH"] == os.environ["PATH"] and seen["HOME"]
     assert seen["JAX_ENABLE_X64"] is None and seen["FIG_DIR"].startswith(str(staging))
+    assert seen["XLA_FLAGS"] == "--xla_force_host_platform_device_count=1 --xla_gpu_deterministic_ops=true"
     assert dict(os.environ) == caller_before, "the runner must restore the caller's environment"
 
 
@@ -287,3 +290,10 @@ def test_the_machine_speed_beside_each_wall_time_is_a_plausible_matmul_rate():
     assert 0.1 < gflops < 1e6  # GFLOP/s of 2 n³ flops: any real CPU or accelerator
     line = runner.summary_line({"name": "03_b", "seconds": 1.0, "ok": True, "claims": [], "matmul_gflops": 142.6})
     assert "(machine 143 GFLOP/s)" in line
+
+
+def test_deterministic_gpu_kernels_are_added_once_and_a_callers_choice_is_kept():
+    assert runner.deterministic_xla_flags("") == "--xla_gpu_deterministic_ops=true"
+    assert runner.deterministic_xla_flags("--a=1") == "--a=1 --xla_gpu_deterministic_ops=true"
+    for chosen in ("--xla_gpu_deterministic_ops=false", "--a=1 --xla_gpu_deterministic_ops=true"):
+        assert runner.deterministic_xla_flags(chosen) == chosen

@@ -10,7 +10,8 @@ Every family of the paper is a DERF, returned here as one :class:`DERF` paramete
 - PosRF / FAVOR+ (eqs 8–9): A = 0, B = I, C = −½I, D = 1.
 - GERF / FAVOR++ (eqs 10–13, C corrected to −½‖x‖²): A = A·I with the closed-form A*(S/d) of §3.1.
 - SADERF (eqs 18–20): GERF on (Ψx, Ψ⁻¹y) with the diagonal Ψ* of eq 20.
-- ADERF (Theorem 4.2): A = A·I, dense B⁽¹⁾ ≠ B⁽²⁾ from an eigendecomposition and an SVD.
+- ADERF (Theorem 4.2): A = A·I, dense B⁽¹⁾ ≠ B⁽²⁾ from an eigendecomposition and an SVD, in the basis-free form
+  of :func:`aderf_transforms`.
 - SDERF (Theorem 4.3): diagonal A, B⁽¹⁾ = B⁽²⁾ from the eigendecomposition of N.
 
 The fits minimise the shifted log-variance (eq 14), L̄(θ) = mean over query–key pairs of log E[(f⁽¹⁾f⁽²⁾)²], in
@@ -305,7 +306,16 @@ def _fit_saderf(st: SetStatistics, eps) -> DERF:
 
 
 def aderf_transforms(st: SetStatistics, eps):
-    """T₁, T₂ = T₁^{−T} and Σ of Theorem 4.2: B⁽ᵏ⁾ = √(1 − 4A)·Tₖ."""
+    """T₁, T₂ = T₁^{−T} and Σ of Theorem 4.2 (B⁽ᵏ⁾ = √(1 − 4A)·Tₖ), in the basis-free form
+    T₁ = (M₁^{1/2} M₂ M₁^{1/2})^{1/4} M₁^{−1/2} of the ridged second moments Mₖ (symmetric matrix functions).
+
+    The theorem's T₁ = Σ^{1/2} Uᵀ Λ₁^{−1/2} Q₁ᵀ (M₁ = Q₁Λ₁Q₁ᵀ, Λ₁^{1/2}Q₁ᵀQ₂Λ₂^{1/2} = UΣVᵀ) is optimal only up to a
+    left orthogonal factor, and its eigenvectors and singular vectors are arbitrary inside repeated values (sets with
+    null directions, where the ridge lifts several eigenvalues to one value), so round-off would choose it. Returned
+    is (Q₁U)·T₁, the same matrix for every such choice: Q₁UΣ^{1/2}UᵀQ₁ᵀ = (M₁^{1/2}M₂M₁^{1/2})^{1/4} and
+    Q₁Λ₁^{−1/2}Q₁ᵀ = M₁^{−1/2}. It has the same objective, and the same feature law for ω whose law is invariant
+    under rotations (iid Gaussian or orthogonal rows). Shapes: (d, d), (d, d), (d,).
+    """
     # One batched eigh, not two independent ones: XLA:CPU can run two independent LAPACK custom calls concurrently,
     # and inside jitted gradient steps that deadlocked (every runtime thread idle; jax 0.10.2, 2 cores).
     lam, Q = jnp.linalg.eigh(jnp.stack([_ridge(st.second_x, eps), _ridge(st.second_y, eps)]))
@@ -314,8 +324,9 @@ def aderf_transforms(st: SetStatistics, eps):
     lam1, lam2 = jnp.maximum(lam1, tiny), jnp.maximum(lam2, tiny)
     U, sv, _ = jnp.linalg.svd((jnp.sqrt(lam1)[:, None] * (Q1.T @ Q2)) * jnp.sqrt(lam2)[None, :])
     sv = jnp.maximum(sv, tiny)
-    T1 = (jnp.sqrt(sv)[:, None] * U.T) * (1.0 / jnp.sqrt(lam1))[None, :] @ Q1.T
-    T2 = ((1.0 / jnp.sqrt(sv))[:, None] * U.T) * jnp.sqrt(lam1)[None, :] @ Q1.T
+    rotation = Q1 @ U
+    T1 = (rotation * jnp.sqrt(sv)[None, :]) @ (U.T * (1.0 / jnp.sqrt(lam1))[None, :]) @ Q1.T
+    T2 = (rotation * (1.0 / jnp.sqrt(sv))[None, :]) @ (U.T * jnp.sqrt(lam1)[None, :]) @ Q1.T
     return T1, T2, sv
 
 
