@@ -429,7 +429,7 @@ display(Markdown(rec.table()))
 #   `dense_exp.aderf_transforms` now returns $T_1 = (M_1^{1/2}M_2M_1^{1/2})^{1/4}M_1^{-1/2}$, the theorem's $T_1$
 #   times the orthogonal $Q_1U$: the same objective, the same law of the features for orthogonal ω, and a
 #   continuous function of the data. With it the same permutation moves B⁽¹⁾ and B⁽²⁾ by ≤ 2e-8 relative (the
-#   1e-8 ridge conditions the null block), the projected test objects B⁽¹⁾x by ≤ 3e-15, and none of 50 draws'
+#   1e-8 ridge conditions the null block), the projected test objects B⁽¹⁾x by ≤ 3e-15 relative, and none of 50 draws'
 #   accuracies (segment and optdigits, σ = 0.22 and 0.6, $M$ = 64; a test checks the invariance and the formula on
 #   a rank-3 set in d = 6). Being another
 #   (equally valid) draw, it moved ADERF's values on every set but cmc at unchanged validated σ: its estimator

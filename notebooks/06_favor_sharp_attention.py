@@ -457,26 +457,28 @@ display(Markdown(rec.table()))
 #   the 15 fine-tuning runs of 1 500 Adam steps most of the rest). On 2026-11-27 on a lent NVIDIA H200 (JAX 0.11.2,
 #   float32 products at full precision, no TF32): 5.0 min. On 2026-11-28 on an H200 again, after ADERF's fit became
 #   basis-free (notebook 05, "What was scaled"): 7.0 min wall; these are the committed paper-scale results. The
-#   pretrained model reaches 97.28 % test accuracy (97.47 % on 2026-11-27, 97.41 % in the CPU run, 91.47 % at
-#   standard scale). The pretraining code did not change between the two GPU runs, but XLA:GPU's default kernels are
-#   not bitwise repeatable from process to process: two 600-step runs of this pretraining in separate processes on
-#   one H200 parted at the second step (losses 1e-5 apart by step 600), two with `--xla_gpu_deterministic_ops=true`
-#   were bitwise identical, and 6 000 steps amplify such round-off. The notebook runner sets that flag since (the
-#   committed run was made before, without it). SDERF's attention error at m = 8 is below FAVOR++'s (−0.044 ± 0.003 TV: holds;
-#   scaled at standard); its advantage still grows with M, by +0.055 ± 0.003 TV from M = 8 to 512 (fails, as at
-#   standard). After 1 500 fine-tuning steps every method is within 5.4 points of softmax (97.86 %); SDERF is above
-#   FAVOR++ at M = 8, 32 and 128 by +1.79 ± 0.33, +1.07 ± 0.17 and +0.49 ± 0.11 points (holds at each; +1.93 ± 0.38,
-#   +0.99 ± 0.15 and +0.26 ± 0.09 on 2026-11-27), SADERF is level with it (+0.05 ± 0.26, +0.06 ± 0.21, +0.00 ± 0.13:
-#   inconclusive at each, as before), and zero-shot FAVOR+ is the worst at M = 32 (61.9 % against 70.3–85.7 %) and
-#   128 (79.5 % against 87.4–93.8 %: holds at both) but not resolved at M = 8, where 3 of its 4 gaps stay within the
-#   interval. On 2026-11-27 the M = 32 zero-shot claim was inconclusive (60.5 % against 69.2–85.9 %), as it is at
-#   standard scale; the CPU run gave that day's verdicts (its small-M claim at its smallest M, 4: −0.036 ± 0.005 TV)
-#   with other numbers (SDERF 95.03 vs FAVOR++ 93.40, 97.08 vs 96.02, 97.49 vs 96.95 %), and its identical SADERF and
-#   FAVOR++ scores at M = 128 (96.945 %) did not recur on either GPU run (97.208 vs 97.236 %, 96.998 vs 96.997 %): a
-#   coincidence. Each fine-tuned verdict is still about one training run per method (its s.e. covers the evaluation
-#   draws of ω only), so "holds" means these fine-tuned models differ; the three runs share the seed but not the
-#   trajectories, and SDERF's lead over FAVOR++ held in all three at every M, which is the closest this notebook
-#   comes to replication. Several fine-tuning seeds per method (the whole notebook takes 5–7 min on the GPU,
-#   ≈ 1.5 h on this CPU) would decide the methods themselves.
+#   pretrained model reaches 97.28 % test accuracy (97.47 % on 2026-11-27, 97.41 % in the CPU run, 91.47 % at standard
+#   scale). The pretraining code did not change between the two GPU runs; the difference is consistent with XLA:GPU's
+#   default kernels, which are not bitwise repeatable from process to process (two 600-step runs of this pretraining in
+#   separate processes on one H200 parted at the second step, losses 1e-5 apart by step 600; two with
+#   `--xla_gpu_deterministic_ops=true` were bitwise identical), amplified over 6 000 steps; not isolated, since the two
+#   runs may also have been on different hosts. The notebook runner sets that flag since (the committed run was made
+#   before, without it). SDERF's attention error at m = 8 is below FAVOR++'s (−0.044 ± 0.003 TV: holds; scaled at
+#   standard); its advantage still grows with M, by +0.055 ± 0.003 TV from M = 8 to 512 (fails, as at standard). After 1
+#   500 fine-tuning steps every method is within 5.4 points of softmax (97.86 %); SDERF is above FAVOR++ at M = 8, 32
+#   and 128 by +1.79 ± 0.33, +1.07 ± 0.17 and +0.49 ± 0.11 points (holds at each; +1.93 ± 0.38, +0.99 ± 0.15 and +0.26 ±
+#   0.09 on 2026-11-27), SADERF is level with it (+0.05 ± 0.26, +0.06 ± 0.21, +0.00 ± 0.13: inconclusive at each, as
+#   before), and zero-shot FAVOR+ is the worst at M = 32 (61.9 % against 70.3–85.7 %) and 128 (79.5 % against 87.4–93.8
+#   %: holds at both) but not resolved at M = 8, where 3 of its 4 gaps stay within the interval. On 2026-11-27 the M =
+#   32 zero-shot claim was inconclusive (60.5 % against 69.2–85.9 %), as it is at standard scale, so it is documented as
+#   on its line ("holds or inconclusive"); the committed paper-scale file was written before that documentation and
+#   still records "inconclusive" as the expected outcome. The CPU run gave that day's verdicts (its small-M claim at its
+#   smallest M, 4: −0.036 ± 0.005 TV) with other numbers (SDERF 95.03 vs FAVOR++ 93.40, 97.08 vs 96.02, 97.49 vs 96.95
+#   %); SADERF and FAVOR++ are that close at M = 128 in every run (96.945 % each on the CPU, 97.208 vs 97.236 % and
+#   96.998 vs 96.997 % on the GPU). Each fine-tuned verdict is still about one training run per method (its s.e. covers
+#   the evaluation draws of ω only), so "holds" means these fine-tuned models differ; the three runs share the seed but
+#   not the trajectories, and SDERF's lead over FAVOR++ held in all three at every M, which is the closest this notebook
+#   comes to replication. Several fine-tuning seeds per method (the whole notebook takes 5–7 min on the GPU, ≈ 1.5 h on
+#   this CPU) would decide the methods themselves.
 # * **Quick scale** pretrains 40 steps of batch 64 on 2 000 images and fine-tunes 5 steps with three attention
 #   types: a smoke test only.

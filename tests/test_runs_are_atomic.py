@@ -17,6 +17,7 @@ import nbformat
 import pytest
 
 from rflib._atomic import write_atomically
+from rflib.experiments import allocator
 from tools import build_book as book
 from tools import run_notebooks as runner
 
@@ -293,7 +294,7 @@ def test_the_machine_speed_beside_each_wall_time_is_a_plausible_matmul_rate():
 
 
 def test_deterministic_gpu_kernels_are_added_once_and_a_callers_choice_is_kept():
-    assert runner.deterministic_xla_flags("") == "--xla_gpu_deterministic_ops=true"
-    assert runner.deterministic_xla_flags("--a=1") == "--a=1 --xla_gpu_deterministic_ops=true"
+    assert allocator.deterministic_xla_flags("") == "--xla_gpu_deterministic_ops=true"
+    assert allocator.deterministic_xla_flags("--a=1") == "--a=1 --xla_gpu_deterministic_ops=true"
     for chosen in ("--xla_gpu_deterministic_ops=false", "--a=1 --xla_gpu_deterministic_ops=true"):
-        assert runner.deterministic_xla_flags(chosen) == chosen
+        assert allocator.deterministic_xla_flags(chosen) == chosen

@@ -42,7 +42,7 @@ import numpy as np
 import papermill
 
 from rflib._atomic import write_atomically
-from rflib.experiments.allocator import ALLOCATOR_ENV
+from rflib.experiments.allocator import ALLOCATOR_ENV, deterministic_xla_flags
 from rflib.notebook.results import VERDICTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,19 +216,6 @@ def interrupts_deferred():
             signal.signal(signum, handler)
         if received:
             signal.raise_signal(received[0])
-
-
-DETERMINISTIC_GPU_FLAG = "--xla_gpu_deterministic_ops=true"
-"""Without it XLA:GPU's results are not bitwise repeatable from process to process: two runs of notebook 06's
-softmax pretraining (600 steps, same code and keys) on one lent H200 parted at the second step (losses 1e-5 apart by
-step 600), and two with the flag were bitwise identical (2026-11-28). The CPU backend ignores it."""
-
-
-def deterministic_xla_flags(flags: str) -> str:
-    """``XLA_FLAGS`` with :data:`DETERMINISTIC_GPU_FLAG` added, unless the caller already set that option."""
-    if "--xla_gpu_deterministic_ops" in flags:
-        return flags
-    return f"{flags} {DETERMINISTIC_GPU_FLAG}".strip()
 
 
 def kernel_environment(staged: dict[str, Path]) -> dict[str, str]:

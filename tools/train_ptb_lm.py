@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from pathlib import Path
 
-import jax
-import numpy as np
+from rflib.experiments.allocator import deterministic_xla_flags
 
-from rflib._atomic import write_atomically
-from rflib.experiments import datasets, lm
+# Before JAX starts: repeatable GPU kernels (the CPU backend ignores the flag), as the notebook runner's kernels have.
+os.environ["XLA_FLAGS"] = deterministic_xla_flags(os.environ.get("XLA_FLAGS", ""))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+from rflib._atomic import write_atomically  # noqa: E402
+from rflib.experiments import datasets, lm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "data" / "ptb_lstm"

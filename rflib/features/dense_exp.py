@@ -309,12 +309,14 @@ def aderf_transforms(st: SetStatistics, eps):
     """T₁, T₂ = T₁^{−T} and Σ of Theorem 4.2 (B⁽ᵏ⁾ = √(1 − 4A)·Tₖ), in the basis-free form
     T₁ = (M₁^{1/2} M₂ M₁^{1/2})^{1/4} M₁^{−1/2} of the ridged second moments Mₖ (symmetric matrix functions).
 
-    The theorem's T₁ = Σ^{1/2} Uᵀ Λ₁^{−1/2} Q₁ᵀ (M₁ = Q₁Λ₁Q₁ᵀ, Λ₁^{1/2}Q₁ᵀQ₂Λ₂^{1/2} = UΣVᵀ) is optimal only up to a
-    left orthogonal factor, and its eigenvectors and singular vectors are arbitrary inside repeated values (sets with
-    null directions, where the ridge lifts several eigenvalues to one value), so round-off would choose it. Returned
-    is (Q₁U)·T₁, the same matrix for every such choice: Q₁UΣ^{1/2}UᵀQ₁ᵀ = (M₁^{1/2}M₂M₁^{1/2})^{1/4} and
-    Q₁Λ₁^{−1/2}Q₁ᵀ = M₁^{−1/2}. It has the same objective, and the same feature law for ω whose law is invariant
-    under rotations (iid Gaussian or orthogonal rows). Shapes: (d, d), (d, d), (d,).
+    The optimum determines T₁ only up to a left orthogonal factor, and the theorem's T₁ = Σ^{1/2} Uᵀ Λ₁^{−1/2} Q₁ᵀ
+    (M₁ = Q₁Λ₁Q₁ᵀ, Λ₁^{1/2}Q₁ᵀQ₂Λ₂^{1/2} = UΣVᵀ) inherits the arbitrary choices of the decompositions: the signs of
+    eigenvectors and singular vectors, and whole bases inside repeated values (sets with null directions, where the
+    ridge lifts several eigenvalues to one value), which round-off would choose. Returned is (Q₁U)·T₁, the same matrix
+    for every such choice: Q₁UΣ^{1/2}UᵀQ₁ᵀ = (M₁^{1/2}M₂M₁^{1/2})^{1/4} and Q₁Λ₁^{−1/2}Q₁ᵀ = M₁^{−1/2}. It has the same
+    objective, and the same law of the features for projections whose law is invariant under right rotations, W ↦ WR
+    (iid Gaussian rows, Haar-orthogonal blocks of ``projections.orthogonal``; not structured ones such as SORF).
+    Shapes: (d, d), (d, d), (d,).
     """
     # One batched eigh, not two independent ones: XLA:CPU can run two independent LAPACK custom calls concurrently,
     # and inside jitted gradient steps that deadlocked (every runtime thread idle; jax 0.10.2, 2 cores).
