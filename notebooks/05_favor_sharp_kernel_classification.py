@@ -419,23 +419,21 @@ display(Markdown(rec.table()))
 #   with the 50-draw run made just before, no test accuracy at a validated σ moved (the validated σ are ≤ 1.7); the
 #   validation accuracies at σ ≥ 12.9 did, which moved SDERF's validated σ on cmc, where every method ties (0.036 →
 #   0.028, geometric mean over $M$).
-# * **ADERF's fit is basis-free (2026-11-28).** Segment's features have 5 null directions and optdigits' 2
-#   (constant or collinear columns), so the ridge-lifted second moments have repeated eigenvalues, inside which
-#   Theorem 4.2's eigenvectors and singular vectors are arbitrary. rflib used to build the theorem's
-#   $T_1 = \Sigma^{1/2}U^\top\Lambda_1^{-1/2}Q_1^\top$ literally, so round-off chose among equally optimal fits: fitting
-#   with the training rows permuted (another summation order) changed B⁽¹⁾ by up to 2.1 on segment and 180 on
-#   optdigits and 49–50 of 50 draws' test accuracies (satimage, with no null direction: 4e-13 and none), and an
-#   unrelated change of 2026-11-27 had moved ADERF's shortfall on segment by 0.7 and on optdigits by 0.5 points.
-#   `dense_exp.aderf_transforms` now returns $T_1 = (M_1^{1/2}M_2M_1^{1/2})^{1/4}M_1^{-1/2}$, the theorem's $T_1$
-#   times the orthogonal $Q_1U$: the same objective, the same law of the features for orthogonal ω, and a
-#   continuous function of the data. With it the same permutation moves B⁽¹⁾ and B⁽²⁾ by ≤ 2e-8 relative (the
-#   1e-8 ridge conditions the null block), the projected test objects B⁽¹⁾x by ≤ 3e-15 relative, and none of 50 draws'
-#   accuracies (segment and optdigits, σ = 0.22 and 0.6, $M$ = 64; a test checks the invariance and the formula on
-#   a rank-3 set in d = 6). Being another
-#   (equally valid) draw, it moved ADERF's values on every set but cmc at unchanged validated σ: its estimator
-#   shortfall by −1.2 (satimage), −1.1 (segment), −0.7 (MAGIC), −0.4 (optdigits) and +0.2 to +0.3 points (letter,
-#   pen digits, spambase), its average accuracy 55.07 → 55.40 %; it is SDERF's best positive rival in 11 cells
-#   (was 10), and the post hoc claim went from 12 won / 16 undecided to 14 / 14 (inconclusive both times). No
-#   verdict moved.
+# * **ADERF's fit is basis-free (2026-11-28).** Segment's features have 5 null directions and optdigits' 2 (constant or
+#   collinear columns), so the ridge-lifted second moments have repeated eigenvalues, inside which Theorem 4.2's
+#   eigenvectors and singular vectors are arbitrary. rflib used to build the theorem's
+#   $T_1=\Sigma^{1/2}U^\top\Lambda_1^{-1/2}Q_1^\top$ literally, so round-off chose among equally optimal fits: fitting
+#   with the training rows permuted (another summation order) changed B⁽¹⁾ by up to 2.1 on segment and 180 on optdigits
+#   and 49–50 of 50 draws' test accuracies (satimage, with no null direction: 4e-13 and none), and an unrelated change
+#   of 2026-11-27 had moved ADERF's shortfall on segment by 0.7 and on optdigits by 0.5 points.
+#   `dense_exp.aderf_transforms` now returns $T_1=(M_1^{1/2}M_2M_1^{1/2})^{1/4}M_1^{-1/2}$, the theorem's $T_1$ times
+#   the orthogonal $Q_1U$: the same objective, the same law of the features for orthogonal ω, and a continuous function
+#   of the data. With it the same permutation moves B⁽¹⁾ and B⁽²⁾ by ≤ 2e-8 relative (the 1e-8 ridge conditions the null
+#   block), the projected test objects B⁽¹⁾x by ≤ 3e-15 relative, and none of 50 draws' accuracies (segment and
+#   optdigits, σ = 0.22 and 0.6, $M$ = 64; a test checks the invariance and the formula on a rank-3 set in d = 6). Being
+#   another (equally valid) draw, it moved ADERF's values on every set but cmc at unchanged validated σ: its estimator
+#   shortfall by −1.2 (satimage), −1.1 (segment), −0.7 (MAGIC), −0.4 (optdigits) and +0.2 to +0.3 points (letter, pen
+#   digits, spambase), its average accuracy 55.07 → 55.40 %; it is SDERF's best positive rival in 11 cells (was 10), and
+#   the post hoc claim went from 12 won / 16 undecided to 14 / 14 (inconclusive both times). No verdict moved.
 # * **Quick scale** uses scikit-learn's iris and wine, 5 draws, $M \in \{16, 128\}$ and 5 values of $\sigma$: a
 #   smoke test only.
