@@ -447,16 +447,16 @@ display(Markdown(rec.table()))
 # * **Real token representations** are a trained Transformer's queries and keys on MNIST patches; a Penn Treebank
 #   language model would add a text domain but its training does not fit this notebook's 15-minute budget next to
 #   the rest.
-# * **Fine-tuning** (standard scale) runs 60 Adam steps per attention type and evaluates on 4 000 of the 10 000
-#   MNIST test images with 8 draws of ω; the softmax model is pretrained for 800 steps. Ten fine-tuning runs
-#   (5 types × 2 values of M) must fit the 15-minute budget, and ADERF's per-head eigendecompositions make its step
-#   ~3× slower than FAVOR+'s on this CPU (0.43 s vs 0.15 s at batch 128). `make paper` pretrains 6 000 steps and
-#   fine-tunes 1 500 steps for 3 values of M, with 10 draws on all test images. The fine-tuned comparisons are decided
-#   only at paper scale: after 60 steps every model is still 6–27 points below the fine-tuned softmax model, and the
-#   comparisons are not stable: re-run on 2026-11-28 for ADERF's new fit, the methods whose fit did not change moved
-#   by float32 round-off that differs between host CPUs (the FAVOR+ kernel's log relative variance on the pretrained model by 1e-4
-#   relative; SDERF's fine-tuned accuracy at M = 8 by 74.07 → 73.32 %), enough to turn SDERF's lead over FAVOR++ at
-#   M = 8 from scaled to inconclusive (+5.7 ± 2.6 points).
+# * **Fine-tuning** (standard scale) runs 60 Adam steps per attention type and evaluates on 4 000 of the 10 000 MNIST
+#   test images with 8 draws of ω; the softmax model is pretrained for 800 steps. Ten fine-tuning runs (5 types × 2
+#   values of M) must fit the 15-minute budget, and ADERF's per-head eigendecompositions make its step ~3× slower than
+#   FAVOR+'s on this CPU (0.43 s vs 0.15 s at batch 128). `make paper` pretrains 6 000 steps and fine-tunes 1 500 steps
+#   for 3 values of M, with 10 draws on all test images. The fine-tuned comparisons are decided only at paper scale:
+#   after 60 steps every model is still 6–27 points below the fine-tuned softmax model, and the comparisons are not
+#   stable: re-run on 2026-11-28 for ADERF's new fit, the methods whose fit did not change moved by float32 round-off
+#   that differs between host CPUs (the FAVOR+ kernel's log relative variance on the pretrained model by 1e-4 relative;
+#   SDERF's fine-tuned accuracy at M = 8 by 74.07 → 73.32 %), enough to turn SDERF's lead over FAVOR++ at M = 8 from
+#   scaled to inconclusive (+5.7 ± 2.6 points).
 # * **Paper scale** ran in full three times. On 2026-11-26 on the 2-core machine: 111 min wall (pretraining 10.4 min,
 #   the 15 fine-tuning runs of 1 500 Adam steps most of the rest). On 2026-11-27 on a lent NVIDIA H200 (JAX 0.11.2,
 #   float32 products at full precision, no TF32): 5.0 min. On 2026-11-28 on an H200 again, after ADERF's fit became
