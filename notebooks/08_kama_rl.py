@@ -594,8 +594,9 @@ display(Markdown(rec.table()))
 #   figure), 3.3–3.9 hours on this 2-core machine (a lower bound: HalfCheetah and Walker step more slowly than the
 #   tasks measured) and about 0.4–0.5 hours on 16 cores, since `rl.run_jobs` gives every core a process. The re-run
 #   of 2026-11-27 fell in a slow spell of the machine (a 2048³ float32 matmul at 150 GFLOP/s against 310–363 on
-#   other days; this notebook took 35.5 min against 12.3–13.3) and measured 20.7 core-hours. It has not
-#   been run here; it needs a machine with more cores (no GPU: the environments step on the CPU).
+#   other days; this notebook took 35.5 and 35.9 min against 12.3–13.3) and measured 20.7 and 21.1 core-hours:
+#   10.5 hours on 2 cores, 1.3 on 16 (the committed results are from the 35.9-minute run). It has not been run
+#   here; it needs a machine with more cores (no GPU: the environments step on the CPU).
 # * **Tasks.** gymnasium's MuJoCo v5 tasks replace the 2019 gym/Roboschool versions.
 # * **Trainers.** PPO and TRPO are our JAX re-implementations with baselines' hyperparameters, not baselines itself.
 # * **Quick scale** runs 2 PPO iterations and 2 TRPO iterations on InvertedPendulum: a smoke test only.

@@ -497,7 +497,9 @@ rec.record(
 #
 # `make` runs notebooks in name order, so this notebook sees the timings of notebooks 00–10 from the same run.
 # papermill records each one's duration in the executed notebook. `make test`'s wall time is printed by pytest and
-# recorded in the README.
+# recorded in the README. The claim is decided on the wall times found in `build/executed` when this notebook runs:
+# the committed one on those of 2026-11-26 (08: 13.3 min). Runs in the machine's slow spell of 2026-11-27 took 08
+# 35.5–35.9 min and 05 17.1 min, so at that speed the claim fails; the README's Notebooks table gives both speeds.
 
 # %%
 walls = harness.wall_times_by_scale()  # build/quick/executed, build/executed, build/executed-paper
@@ -542,4 +544,5 @@ display(Markdown(rec.table()))
 #   claims are computed with the same criteria but are meaningful only at standard scale (a timing claim that holds
 #   at quick scale is *scaled*).
 # * **One device.** These numbers come from a 2-core CPU. On a GPU, the same notebook and `make bench` record that
-#   device's numbers (JAX picks it); no GPU was available when this was written.
+#   device's numbers (JAX picks it). The committed results are from this CPU; a lent NVIDIA H200's `make bench`
+#   numbers are in `benchmarks/recorded/nvidia-h200/` and the README's Performance table.

@@ -411,9 +411,9 @@ def variance_regime_sets(
 
 def kama_kernel_datasets(names, seed: int = 0) -> dict[str, np.ndarray]:
     """KAMA-NNs Figs 1–2's datasets, each z-scored by :func:`zscore_rows`: {name: (n, d)} for ``names`` among
-    "g50c" (:func:`make_g50c` with ``seed``, d = 50), "boston" (ISLP, 506 × 12), "insurance" (COIL 2000 Caravan,
-    d = 85) and the offline stand-ins "cpu*" (diabetes, d = 10), "wine*" (scikit-learn's 178 × 13) and
-    "parkinson*" (breast cancer, d = 30)."""
+    "g50c" (:func:`make_g50c` with ``seed``, d = 50), "boston" (R's ``MASS::Boston``, 506 × 13, :func:`load_boston`),
+    "insurance" (COIL 2000 Caravan, d = 85) and the offline stand-ins "cpu*" (diabetes, d = 10), "wine*"
+    (scikit-learn's 178 × 13) and "parkinson*" (breast cancer, d = 30)."""
     seed = _checks.integer("seed", seed, low=0)
     loaders = {
         "g50c": lambda: make_g50c(seed)[0],
