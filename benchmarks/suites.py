@@ -12,6 +12,7 @@ from benchmarks import (
     fitting_overhead,
     harness,
     hrf_construction,
+    kama_gradients,
     kama_rotations,
 )
 
@@ -23,6 +24,7 @@ SUITES = {
     "kama_rotations": kama_rotations,
     "attention_gradients": attention_gradients,
     "causal_chunks": causal_chunks,
+    "kama_gradients": kama_gradients,
 }
 # "full": the sizes the performance issue asks for (each suite's defaults); "quick": every code path at small sizes.
 SIZES = {
@@ -41,6 +43,7 @@ SIZES = {
             "eager_length": 128,
         },
         "causal_chunks": {"shapes": ((2, 32, 2),), "chunk_sizes": (16,), "repeats": 1},
+        "kama_gradients": {"shapes": ((8, 12, 2),), "repeats": 2},
     },
 }
 

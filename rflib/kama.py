@@ -227,10 +227,64 @@ def random_matrices(key, n: int, k: int, d: int, dtype=None) -> jax.Array:
 
 
 def matrix(product: GivensProduct, *, dtype=None) -> jax.Array:
-    """The dense d×d matrix P, by rotating the identity's columns (O(k · d)).  Differentiable in the angles."""
+    """The dense d×d matrix P, by rotating the identity's columns (O(k · d)).
+
+    Differentiable in the angles by reverse mode (``jax.grad``/``jax.vjp``, also forward-over-reverse as in a
+    Hessian–vector product) through the sweep of :func:`_matrix_rows_bwd`, which recomputes the intermediate
+    matrices instead of storing them (0.2 against 0.7 ms for d = 64, k = 200 on the 2-core CPU, ``python -m
+    benchmarks --suite kama_gradients``); ``jax.jvp`` of this function itself is not supported (use :func:`apply` on
+    the identity). Under ``vmap`` the scans are batched, which XLA:CPU runs 3–5× slower than one product after
+    another (``lax.map``): the policies' trainers map over runs for that reason.
+    """
     _check_rotations(product)
     eye = jnp.eye(product.d, dtype=dtype or jnp.result_type(product.angles.dtype, float))
-    return _apply_rows(eye, product.first, product.second, product.angles)
+    return _matrix_rows(eye, product.first, product.second, product.angles)
+
+
+@jax.custom_vjp
+def _matrix_rows(rows, first, second, angles):
+    return _apply_rows(rows, first, second, angles)
+
+
+def _matrix_rows_fwd(rows, first, second, angles):
+    out = _apply_rows(rows, first, second, angles)
+    return out, (first, second, angles, out)
+
+
+def _matrix_rows_bwd(residuals, out_bar):
+    """Cotangents of (rows, angles) for out = G₀ ⋯ G_{k−1} rows, without the forward's intermediate states.
+
+    With A_r = G₀ ⋯ G_{r−1}, the rows after rotation r are S_r = A_rᵀ out and their cotangent is S̄_r = A_rᵀ out̄;
+    since d/dθ of (c a − s b, s a + c b) is (−new_b, new_a), θ̄_r = ⟨S̄_r[J], S_r[I]⟩ − ⟨S̄_r[I], S_r[J]⟩. One
+    sweep r = 0, …, k − 1 reads that and applies G_rᵀ to [S_r | S̄_r]; it ends at [rows | rows̄].
+    """
+    first, second, angles, out = residuals
+    n = out.shape[1]
+    swept, angles_bar = _sweep_rows(jnp.concatenate([out, out_bar.astype(out.dtype)], axis=1), first, second, angles)
+    return swept[:, n:], None, None, angles_bar.astype(angles.dtype)
+
+
+_matrix_rows.defvjp(_matrix_rows_fwd, _matrix_rows_bwd)
+
+
+@jax.jit
+def _sweep_rows(both, first, second, angles):
+    """both: (d, 2n) = [S₀ | S̄₀].  Returns ([rows | rows̄], θ̄: (k,))."""
+    n = both.shape[1] // 2
+
+    def unrotate(r, rotation):
+        # Emitting the rotated pair and reducing it after the scan keeps the update in place, as in _apply_rows;
+        # a reduction inside the step costs 4× (0.6 vs 0.15 ms at d = 64, k = 200, with unroll = 2).
+        i, j, theta = rotation
+        pair = jnp.stack([i, j])
+        a, b = r[pair]
+        c, s = jnp.cos(theta).astype(r.dtype), jnp.sin(theta).astype(r.dtype)
+        new = jax.lax.optimization_barrier(jnp.stack([c * a + s * b, c * b - s * a]))
+        return r.at[pair].set(new, unique_indices=True), new
+
+    swept, pairs = jax.lax.scan(unrotate, both, (first, second, angles), unroll=2)
+    # θ̄_r from the pair after G_rᵀ: the form ⟨ū_J, u_I⟩ − ⟨ū_I, u_J⟩ is invariant under a common plane rotation
+    return swept, jnp.sum(pairs[:, 1, n:] * pairs[:, 0, :n] - pairs[:, 0, n:] * pairs[:, 1, :n], axis=1)
 
 
 # --- rectangular (truncated) layers, §2.3 ---------------------------------------------------------------------------

@@ -259,3 +259,14 @@ def test_causal_chunk_suite_times_exact_and_both_maps_and_every_chunk_agrees_wit
     assert agreement["FAVOR+"]["max_rel_diff"] < 1e-5
     assert agreement["FAVOR+"]["median_rel_diff"] < 1e-5 and agreement["HRF"]["median_rel_diff"] < 1e-5
     assert "max_rel_diff" in harness.suite_table(rows, SUITES["causal_chunks"])
+
+
+def test_kama_gradient_suite_checks_both_gradients_and_both_batchings_before_timing_them():
+    """The suite asserts the sweep gradient against autodiff, and both batchings against vmapped autodiff, before it
+    times them."""
+    rows = run_suite("kama_gradients", "quick")["rows"]
+    assert [(r["d"], r["k"], r["runs"]) for r in rows] == [(8, 12, 2)]
+    row = rows[0]
+    assert all(row[f"{name}_ms"] > 0 for name in ("sweep", "autodiff", "lax_map", "vmap", "vmap_autodiff"))
+    assert row["autodiff_over_sweep"] == pytest.approx(row["autodiff_ms"] / row["sweep_ms"])
+    assert "vmap_over_lax_map" in harness.suite_table(rows, SUITES["kama_gradients"])

@@ -179,6 +179,19 @@ def test_trpo_keeps_every_accepted_step_inside_the_trust_region_and_is_determini
         rl.train("InvertedPendulum-v5", "kama", 256, [1], algorithm="trpo", config=rl.PPOConfig())
 
 
+def test_a_kama_run_is_the_same_alone_or_in_a_batch():
+    """KAMA runs of a batch are updated one after another (lax.map, see rl._over_runs), so a run's numbers do not
+    depend on its batch at all; PPO and TRPO (whose Fisher products differentiate the Givens sweep forward)."""
+    for algorithm, config in (
+        ("ppo", rl.PPOConfig(steps_per_iteration=256, epochs=2, hidden=(8, 8), rotations=12)),
+        ("trpo", rl.TRPOConfig(steps_per_iteration=256, hidden=(8, 8), rotations=12)),
+    ):
+        batch = rl.train("InvertedPendulum-v5", "kama", 512, [4, 7], algorithm=algorithm, config=config)
+        alone = rl.train("InvertedPendulum-v5", "kama", 512, [7], algorithm=algorithm, config=config)
+        np.testing.assert_array_equal(batch[1]["return"], alone[0]["return"])
+        assert batch[1]["episodes"] == alone[0]["episodes"]
+
+
 def test_run_jobs_spread_over_processes_returns_the_single_process_results_in_order():
     jobs = [
         ("InvertedPendulum-v5", "toeplitz", 128, [4, 5], "ppo", TINY),

@@ -12,8 +12,10 @@ hidden sizes (the paper structures the policy; Table 1 counts the policy only).
 
 :func:`train` runs several seeds of one (task, policy) in lockstep in one process: rollouts on the CPU in numpy (the
 policies' dense weight matrices materialised once per iteration and stacked, so a step costs three batched small
-matmuls), and one jitted, ``vmap``-ed update per iteration (:func:`_ppo_iteration` scans every minibatch step,
-:func:`_trpo_iteration` does the whole TRPO step). :func:`run_jobs` spreads such batches over processes.
+matmuls), and one jitted update per iteration (:func:`_ppo_iteration` scans every minibatch step,
+:func:`_trpo_iteration` does the whole TRPO step), ``vmap``-ed over the runs for dense and Toeplitz policies and
+mapped over them one after another for KAMA (:func:`_over_runs`). :func:`run_jobs` spreads such batches over
+processes.
 """
 
 from __future__ import annotations
@@ -185,7 +187,8 @@ def _minibatches(data, perms):
 @partial(jax.jit, static_argnames=("architecture", "sizes"))
 def _ppo_iteration(params, opt_state, data, perms, lr, clip, planes, *, architecture, sizes):
     """One PPO iteration for a stack of runs: every epoch's minibatch steps (clipped surrogate + value regression,
-    Adam) in one ``lax.scan`` per run, ``vmap``-ed over the runs.  data: (N, T, …); perms: (N, steps, minibatch)."""
+    Adam) in one ``lax.scan`` per run, over the runs by :func:`_over_runs`.  data: (N, T, …); perms: (N, steps,
+    minibatch)."""
 
     def one_run(params, opt_state, data, perms, planes):
         structure = policies.Structure(architecture, sizes, planes)
@@ -206,7 +209,7 @@ def _ppo_iteration(params, opt_state, data, perms, lr, clip, planes, *, architec
         (params, opt_state), _ = jax.lax.scan(step, (params, opt_state), _minibatches(data, perms))
         return params, opt_state
 
-    return jax.vmap(one_run)(params, opt_state, data, perms, planes)
+    return _over_runs(one_run, architecture)(params, opt_state, data, perms, planes)
 
 
 def _gaussian_kl(mean_old, log_std_old, mean_new, log_std_new):
@@ -241,7 +244,8 @@ def _trpo_iteration(params, vf_state, data, vf_perms, planes, *, architecture, s
     gradient of the surrogate by ``cg_iters`` conjugate-gradient steps on the Fisher (the Hessian of the mean KL,
     damped), scaled to KL = max_kl, then a backtracking line search (halving, at most ``backtracks`` steps; accept
     the first step with KL ≤ 1.5·max_kl and a positive improvement, else keep the old policy); then ``vf_iters``
-    epochs of Adam on the value function. ``vmap``-ed over runs. Returns (params, vf_state, accepted KL)."""
+    epochs of Adam on the value function. Over the runs by :func:`_over_runs`. Returns (params, vf_state, accepted
+    KL)."""
 
     def one_run(params, vf_state, data, vf_perms, planes):
         structure = policies.Structure(architecture, sizes, planes)
@@ -284,7 +288,16 @@ def _trpo_iteration(params, vf_state, data, vf_perms, planes, *, architecture, s
         )
         return {"policy": policy, "value": value}, vf_state, jnp.where(accepted, kl_new[chosen], 0.0)
 
-    return jax.vmap(one_run)(params, vf_state, data, vf_perms, planes)
+    return _over_runs(one_run, architecture)(params, vf_state, data, vf_perms, planes)
+
+
+def _over_runs(one_run, architecture: str):
+    """one_run over the stack of runs: ``vmap`` for dense and Toeplitz policies; one run after another for KAMA,
+    whose weight matrices are Givens scans updated in place — batched over runs they would go through XLA:CPU's
+    generic gathers and scatters (measured 2–4× slower for the whole update)."""
+    if architecture != "kama":
+        return jax.vmap(one_run)
+    return lambda *args: jax.lax.map(lambda run: one_run(*run), args)
 
 
 def _stack(trees):
@@ -323,11 +336,12 @@ def train(
     progress: bool = False,
 ) -> list[dict]:
     """Train one policy per seed with PPO or TRPO, all runs in lockstep in one process: the runs' environments are
-    stepped one after another, their policies evaluated together (stacked numpy matmuls) and updated by one jitted,
-    ``vmap``-ed call per iteration (:func:`_ppo_iteration`, :func:`_trpo_iteration`). Each run has its own
+    stepped one after another, their policies evaluated together (stacked numpy matmuls) and updated by one jitted
+    call per iteration (:func:`_ppo_iteration`, :func:`_trpo_iteration`). Each run has its own
     environment (reset with its seed), observation normaliser, action-noise and minibatch generator
     (``np.random.default_rng(seed)``) and initial parameters (``jax.random.key(seed)``), so a run's result does not
-    depend on which runs share its batch (up to float round-off of the batched matmuls).
+    depend on which runs share its batch (up to float round-off of the batched matmuls of dense and Toeplitz
+    updates; a KAMA run's is the same bit for bit).
 
     Args:
       env_name: a gymnasium task; architecture: one of ``policies.ARCHITECTURES``; total_steps: environment steps
