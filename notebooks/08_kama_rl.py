@@ -205,21 +205,31 @@ for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "To
 #   Hopper seeds with PPO and TRPO), yet their scores moved against the committed run of 2026-11-27 as well (TRPO
 #   InvertedDoublePendulum dense 2 688 → 3 213, PPO Hopper dense 679 → 744; PPO InvertedDoublePendulum dense
 #   unchanged), which again points at the host. No verdict changed; TRPO's progress ratios are now 1.28 ± 0.15
-#   (Hopper) and 1.20 ± 0.34 (InvertedDoublePendulum, interval reaching 0.29).
+#   (Hopper) and 1.20 ± 0.34 (InvertedDoublePendulum, interval reaching 0.29). Since then the runs of Figs 3, 4
+#   and 5 share one pool of processes (`rl.run_plans`, longest batch first), where each study had its own and a
+#   core waited at the end of each (57 s at the end of TRPO's in the 15.4-minute run); the batches, so the results,
+#   are the same, bit for bit, and the notebook took 13.9 min (machine at 191 GFLOP/s).
 
 # %%
-# {(task, architecture, s): run}; run s on a task has the seed keys.integer(algorithm run, task, s)
-runs_by_algorithm = {
-    "PPO": rl.train_runs(S["ppo_tasks"], partial(keys.integer, "ppo run"), workers=WORKERS, progress=True),
-    "TRPO": rl.train_runs(
-        S["trpo_tasks"],
-        partial(keys.integer, "trpo run"),
-        algorithm="trpo",
-        config=rl.TRPOConfig(),
-        workers=WORKERS,
-        progress=True,
-    ),
-}
+# Every RL run of this notebook — Figs 3 and 4 here, the K ablation of §3 — in one pool of WORKERS processes, longest
+# batch first (rl.run_plans; the batches, so the results, are those of running each study alone).
+# {(task, architecture, s): run}; run s on a task has the seed keys.integer(algorithm run, task, s);
+# the ablation: {K: [PPO run of a KAMA policy with PPOConfig(rotations=K), per seed keys.integer("k ablation run", s)]}
+env_ab, steps_ab, seeds_ab, Ks = S["ablation"]
+trained = rl.run_plans(
+    {
+        "PPO": rl.plan_train_runs(S["ppo_tasks"], partial(keys.integer, "ppo run")),
+        "TRPO": rl.plan_train_runs(
+            S["trpo_tasks"], partial(keys.integer, "trpo run"), algorithm="trpo", config=rl.TRPOConfig()
+        ),
+        "K ablation": rl.plan_rotation_ablation(
+            env_ab, steps_ab, seeds_ab, Ks, partial(keys.integer, "k ablation run")
+        ),
+    },
+    workers=WORKERS,
+    progress=True,
+)
+runs_by_algorithm = {"PPO": trained["PPO"], "TRPO": trained["TRPO"]}
 CURVE_AXES = dict(xlabel="environment steps", ylabel="mean episode return")
 for algorithm, runs in runs_by_algorithm.items():
     tasks = list(dict.fromkeys(env for env, _, _ in runs))
@@ -483,11 +493,7 @@ rec.record(
 # The same PPO runs with KAMA policies of $K$ rotations per matrix.
 
 # %%
-env_ab, steps_ab, seeds_ab, Ks = S["ablation"]
-# {K: [PPO run of a KAMA policy with PPOConfig(rotations=K), per seed keys.integer("k ablation run", s)]}
-ablation = rl.rotation_ablation(
-    env_ab, steps_ab, seeds_ab, Ks, partial(keys.integer, "k ablation run"), workers=WORKERS, progress=True
-)
+ablation = trained["K ablation"]  # trained in §2's pool
 curves = {f"K = {K}": (ablation[K][0]["steps"], [r["return"] for r in ablation[K]]) for K in Ks}  # mean over seeds
 panel = {f"{env_ab}, KAMA policies": curves}
 fig, axes = plotting.mean_std_panels(panel, panel_size=(5.5, 3.8), band=False, extra=1, **CURVE_AXES)
@@ -616,9 +622,9 @@ display(Markdown(rec.table()))
 #   tasks measured) and about 0.4–0.5 hours on 16 cores, since `rl.run_jobs` gives every core a process. The re-run
 #   of 2026-11-27 fell in a slow spell of the machine (a 2048³ float32 matmul at 150 GFLOP/s against 310–363 on
 #   other days; this notebook took 35.5 and 35.9 min against 12.3–13.3) and measured 20.7 and 21.1 core-hours:
-#   10.5 hours on 2 cores, 1.3 on 16. The two runs of 2026-11-28 (KAMA's faster gradient, see §2; machine at 196 and
-#   185 GFLOP/s, 16.1 and 15.4 min, the second committed) measured 8.9 and 9.0 core-hours: 4.4–4.5 hours on 2
-#   cores, 0.6 on 16. It has not been run here; it
+#   10.5 hours on 2 cores, 1.3 on 16. The three runs of 2026-11-28 (KAMA's faster gradient, then one pool, see §2;
+#   machine at 185–196 GFLOP/s, 13.9–16.1 min, the 13.9-minute one committed) measured 8.5–9.0 core-hours: 4.2–4.5
+#   hours on 2 cores, 0.5–0.6 on 16. It has not been run here; it
 #   needs a machine with more cores (no GPU: the environments step on the CPU).
 # * **Tasks.** gymnasium's MuJoCo v5 tasks replace the 2019 gym/Roboschool versions.
 # * **Trainers.** PPO and TRPO are our JAX re-implementations with baselines' hyperparameters, not baselines itself.

@@ -192,6 +192,29 @@ def test_a_kama_run_is_the_same_alone_or_in_a_batch():
         assert batch[1]["episodes"] == alone[0]["episodes"]
 
 
+def test_run_plans_files_every_study_as_if_it_ran_alone():
+    """Notebook 08 trains Figs 3–5 in one pool: each study's runs must come back under their own keys, equal to
+    running that study by itself."""
+    runs_args = ({"InvertedPendulum-v5": (128, 2)}, lambda env, s: 100 + s)
+    ablation_args = ("InvertedPendulum-v5", 128, 1, (3, 7), lambda s: 5 + s)
+    together = rl.run_plans(
+        {
+            "runs": rl.plan_train_runs(*runs_args, architectures=("dense",), config=TINY),
+            "ablation": rl.plan_rotation_ablation(*ablation_args, config=TINY),
+        }
+    )
+    alone = rl.train_runs(*runs_args, architectures=("dense",), config=TINY)
+    assert list(together["runs"]) == list(alone)
+    for key, run in alone.items():
+        np.testing.assert_array_equal(together["runs"][key]["return"], run["return"])
+    ablation = rl.rotation_ablation(*ablation_args, config=TINY)
+    assert list(together["ablation"]) == [3, 7]
+    for K, runs in ablation.items():
+        np.testing.assert_array_equal(together["ablation"][K][0]["return"], runs[0]["return"])
+    with pytest.raises(ValueError, match="plans must be a non-empty dict"):
+        rl.run_plans({})
+
+
 def test_run_jobs_spread_over_processes_returns_the_single_process_results_in_order():
     jobs = [
         ("InvertedPendulum-v5", "toeplitz", 128, [4, 5], "ppo", TINY),

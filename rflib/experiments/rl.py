@@ -15,13 +15,14 @@ policies' dense weight matrices materialised once per iteration and stacked, so 
 matmuls), and one jitted update per iteration (:func:`_ppo_iteration` scans every minibatch step,
 :func:`_trpo_iteration` does the whole TRPO step), ``vmap``-ed over the runs for dense and Toeplitz policies and
 mapped over them one after another for KAMA (:func:`_over_runs`). :func:`run_jobs` spreads such batches over
-processes.
+processes, and :func:`run_plans` the batches of several studies (Figs 3, 4 and 5) in one pool.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -535,6 +536,32 @@ def run_jobs(jobs, *, workers: int = 1, progress: bool = False, label: str = "ru
     return results
 
 
+def plan_train_runs(
+    tasks: dict,
+    seed_for,
+    *,
+    architectures=policies.ARCHITECTURES,
+    algorithm: str = "ppo",
+    config: PPOConfig | TRPOConfig | None = None,
+) -> tuple[list, Callable[[list], dict]]:
+    """The jobs of :func:`train_runs` and the function that files their outputs: (jobs, assemble), for
+    :func:`run_plans` to run with other studies' jobs in one pool."""
+    seed_for = _seed_for(seed_for)
+    for a in architectures:
+        policies.parameter_count(a, 1, 1)  # names an unknown architecture before any run
+    jobs, keys = [], []
+    for env, (steps, n_seeds) in tasks.items():
+        n_seeds = _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
+        for architecture in architectures:
+            jobs.append((env, architecture, steps, [seed_for(env, s) for s in range(n_seeds)], algorithm, config))
+            keys.append((env, architecture))
+
+    def assemble(outputs):
+        return {(env, a, s): run for (env, a), runs in zip(keys, outputs, strict=True) for s, run in enumerate(runs)}
+
+    return jobs, assemble
+
+
 def train_runs(
     tasks: dict,
     seed_for,
@@ -552,17 +579,20 @@ def train_runs(
     architecture) are trained together in one batch; ``workers`` processes share the batches (:func:`run_jobs`).
     Returns {(env, architecture, s): the run's result}. ``progress``: a bar over the batches.
     """
+    jobs, assemble = plan_train_runs(tasks, seed_for, architectures=architectures, algorithm=algorithm, config=config)
+    return assemble(run_jobs(jobs, workers=workers, progress=progress, label=f"{algorithm.upper()} runs"))
+
+
+def plan_rotation_ablation(
+    env: str, steps: int, n_seeds: int, rotations, seed_for, *, config: PPOConfig = PPOConfig()
+) -> tuple[list, Callable[[list], dict]]:
+    """The jobs of :func:`rotation_ablation` and the function that files their outputs: (jobs, assemble)."""
     seed_for = _seed_for(seed_for)
-    for a in architectures:
-        policies.parameter_count(a, 1, 1)  # names an unknown architecture before any run
-    jobs, keys = [], []
-    for env, (steps, n_seeds) in tasks.items():
-        n_seeds = _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
-        for architecture in architectures:
-            jobs.append((env, architecture, steps, [seed_for(env, s) for s in range(n_seeds)], algorithm, config))
-            keys.append((env, architecture))
-    outputs = run_jobs(jobs, workers=workers, progress=progress, label=f"{algorithm.upper()} runs")
-    return {(env, a, s): run for (env, a), runs in zip(keys, outputs, strict=True) for s, run in enumerate(runs)}
+    n_seeds = _checks.positive_int("n_seeds", n_seeds)
+    rotations = [_checks.positive_int("rotations", K) for K in rotations]
+    seeds = [seed_for(s) for s in range(n_seeds)]
+    jobs = [(env, "kama", steps, seeds, "ppo", replace(config, rotations=K)) for K in rotations]
+    return jobs, lambda outputs: dict(zip(rotations, outputs, strict=True))
 
 
 def rotation_ablation(
@@ -579,13 +609,25 @@ def rotation_ablation(
     """Fig 5: PPO runs of KAMA policies with K rotations per matrix (``config`` with ``rotations=K``), for every K of
     ``rotations`` and seeds ``seed_for(s)``, s < n_seeds.  Returns {K: [the run's result per seed]}. ``progress``: a
     bar over the batches."""
-    seed_for = _seed_for(seed_for)
-    n_seeds = _checks.positive_int("n_seeds", n_seeds)
-    rotations = [_checks.positive_int("rotations", K) for K in rotations]
-    seeds = [seed_for(s) for s in range(n_seeds)]
-    jobs = [(env, "kama", steps, seeds, "ppo", replace(config, rotations=K)) for K in rotations]
-    outputs = run_jobs(jobs, workers=workers, progress=progress, label=f"K ablation on {env}")
-    return dict(zip(rotations, outputs, strict=True))
+    jobs, assemble = plan_rotation_ablation(env, steps, n_seeds, rotations, seed_for, config=config)
+    return assemble(run_jobs(jobs, workers=workers, progress=progress, label=f"K ablation on {env}"))
+
+
+def run_plans(plans: dict, *, workers: int = 1, progress: bool = False, label: str = "runs") -> dict:
+    """Several studies' runs in one pool: plans {name: (jobs, assemble)} from :func:`plan_train_runs` and
+    :func:`plan_rotation_ablation` → {name: assemble(that plan's outputs)}, the same as running each plan alone
+    (the batches are the jobs), but with every job of every plan scheduled longest first over the ``workers``
+    processes, so no core waits at the end of one study while another has work left."""
+    if not isinstance(plans, dict) or not plans:
+        raise ValueError(
+            "plans must be a non-empty dict {name: (jobs, assemble)} from plan_train_runs / plan_rotation_ablation"
+        )
+    bounds, jobs = {}, []
+    for name, (plan_jobs, _) in plans.items():
+        bounds[name] = (len(jobs), len(jobs) + len(plan_jobs))
+        jobs += plan_jobs
+    outputs = run_jobs(jobs, workers=workers, progress=progress, label=label)
+    return {name: assemble(outputs[slice(*bounds[name])]) for name, (_, assemble) in plans.items()}
 
 
 def random_policy_returns(env_name: str, episodes: int, seed: int) -> np.ndarray:
