@@ -40,7 +40,8 @@ def _autodiff_matrix(product):
 
 def run(shapes=SHAPES, repeats: int = 7, *, progress: bool = False) -> list[dict]:
     """One row per (d, k, runs): ms of one gradient by each method, ms of the stacked gradients by lax.map and by
-    vmap of the sweep and of autodiff, and the ratios autodiff / sweep and vmap / lax.map."""
+    vmap of the sweep and of autodiff, and the ratios autodiff / sweep, vmap / lax.map and vmap of autodiff /
+    lax.map."""
     rows = []
     for d, k, runs in bar(shapes, "KAMA gradients: d", progress, leave=False):
         key = jax.random.fold_in(jax.random.key(0), d)

@@ -36,9 +36,10 @@
 # 0.01, 10 conjugate-gradient steps with damping 0.1, a halving line search, λ = 0.98, 5 value epochs at 10⁻³; both
 # with running observation normalisation), the policies of `rflib.experiments.policies` (angles ~ U[0, 2π), scales
 # 1, an orthogonal start; a separate dense value network), and gymnasium 1.4's MuJoCo v5 tasks (the real simulator,
-# offline). The seeds of one (task, policy) are trained in lockstep in one process (their policies evaluated and
-# updated by one vectorised JAX call per iteration), and the batches are spread over all CPU cores
-# (`rl.run_jobs`, one process per core). Curves are the mean return of the episodes finished in each iteration,
+# offline). The seeds of one (task, policy) are trained in lockstep in one process (their policies evaluated
+# together and updated by one jitted JAX call per iteration, vectorised over the seeds for dense and Toeplitz
+# policies), and the batches of all the notebook's studies are spread over all CPU cores (`rl.run_plans`, one
+# process per core). Curves are the mean return of the episodes finished in each iteration,
 # mean ± std over seeds.
 
 # %% tags=["parameters"]
@@ -194,21 +195,23 @@ for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "To
 #   vector width can change the last bits of a float32 sum in the larger layers, from which a run diverges; we have
 #   not confirmed it on the earlier host. No verdict changed.
 # - *Changed 2026-11-28:* the gradient of a KAMA weight matrix in its angles is taken by a reversible sweep
-#   (`kama.matrix` un-rotates P in reverse mode instead of storing the k intermediate products; it equals autodiff of
-#   the scan to 1e-15 in float64, `tests/test_kama.py`), and the KAMA updates of a batch run one after another
-#   (`lax.map`) instead of `vmap`-ed, which XLA:CPU runs 3–5× slower (`benchmarks --suite kama_gradients`). The
-#   notebook took 16.1 and 15.4 min on a machine at 196 and 185 GFLOP/s (identical results), against 35.5–35.9 min
-#   at 150 on 2026-11-27. KAMA runs moved
-#   by float32 round-off, from which a run diverges (PPO Hopper KAMA 704 → 710, TRPO InvertedDoublePendulum KAMA
-#   3 992 → 3 855), and a KAMA run is now the same bit for bit alone or in a batch (`tests/test_rl.py`). Dense and
-#   Toeplitz code did not change and repeats bit for bit between the two versions on this host (checked on two
-#   Hopper seeds with PPO and TRPO), yet their scores moved against the committed run of 2026-11-27 as well (TRPO
-#   InvertedDoublePendulum dense 2 688 → 3 213, PPO Hopper dense 679 → 744; PPO InvertedDoublePendulum dense
-#   unchanged), which again points at the host. No verdict changed; TRPO's progress ratios are now 1.28 ± 0.15
-#   (Hopper) and 1.20 ± 0.34 (InvertedDoublePendulum, interval reaching 0.29). Since then the runs of Figs 3, 4
-#   and 5 share one pool of processes (`rl.run_plans`, longest batch first), where each study had its own and a
-#   core waited at the end of each (57 s at the end of TRPO's in the 15.4-minute run); the batches, so the results,
-#   are the same, bit for bit, and the notebook took 13.9 min (machine at 191 GFLOP/s).
+#   (`kama.matrix` un-rotates P in place in reverse mode instead of reading back the rows its forward scan saved, 3.4×
+#   faster at d = 64, k = 200; it equals autodiff of the scan to round-off in float64, `tests/test_kama.py` asserting
+#   1e-12 of the largest entry), and the KAMA updates of a batch run one after another (`lax.map`) instead of `vmap`-ed:
+#   batched, XLA:CPU runs the Givens gradient 3–5× slower (`benchmarks --suite kama_gradients`) and the whole update
+#   2–4× slower. The notebook took 16.1 and 15.4 min on a machine at 196 and 185 GFLOP/s (identical results), against
+#   35.5–35.9 min at 150 on 2026-11-27. KAMA runs moved by float32 round-off, from which a run diverges (PPO Hopper KAMA
+#   704 → 710, TRPO InvertedDoublePendulum KAMA 3 992 → 3 855), and a KAMA run is now the same bit for bit alone or in a
+#   batch (`tests/test_rl.py`). Dense and Toeplitz code did not change and repeats bit for bit between the two versions
+#   on this host (checked on two Hopper seeds with PPO and TRPO), yet their scores moved against the committed run of
+#   2026-11-27 as well (TRPO InvertedDoublePendulum dense 2 688 → 3 213, PPO Hopper dense 679 → 744; PPO
+#   InvertedDoublePendulum dense unchanged), which again points at the host. No verdict changed; TRPO's progress ratios
+#   are now 1.28 ± 0.15 (Hopper) and 1.20 ± 0.34 (InvertedDoublePendulum, interval reaching 0.29). Since then the runs
+#   of Figs 3, 4 and 5 share one pool of processes (`rl.run_plans`, longest batch first), where each study had its own
+#   and a core waited at the end of each (57 s at the end of TRPO's in the 15.4-minute run); the batches, so the
+#   results, are the same, bit for bit, and the notebook took 13.9 min (machine at 191 GFLOP/s) — and 17.6 min in a
+#   re-run with the same code an hour later (192 GFLOP/s by the matmul probe, yet 26 % more CPU time: this machine's
+#   speed varies beyond what the probe sees).
 
 # %%
 # Every RL run of this notebook — Figs 3 and 4 here, the K ablation of §3 — in one pool of WORKERS processes, longest
@@ -273,8 +276,8 @@ def z_text(z: dict, settings: dict) -> str:
 
 def interval_words(env: str, mean: float, se: float, z: float, spec: str, against: float = 0.0) -> str:
     """One task's estimate and its t-interval in words, e.g. "Hopper-v5: +190 ± 120 s.e. (+1.6 s.e. from 0; interval
-    -231 … 610, t = 3.50)"; spec formats the numbers (a leading + signs the estimate and the interval's ends), against is the value the
-    claim compares with."""
+    -230 … +609, t = 3.50)"; spec formats the numbers (a leading + signs the estimate and the interval's ends),
+    against is the value the claim compares with."""
     away = f"{(mean - against) / se:+.1f} s.e. from {against:g}; " if se > 0 else ""
     interval = f"{mean - z * se:{spec}} … {mean + z * se:{spec}}"
     return f"{env}: {mean:{spec}} ± {se:{spec.lstrip('+')}} s.e. ({away}interval {interval}, t = {z:.2f})"
@@ -353,8 +356,8 @@ for algorithm, runs in runs_by_algorithm.items():
         meaningful_at="standard",
         reduced=reduced,
         expected="inconclusive",
-        because="at standard scale the seeds' spread leaves 0 inside each task's interval for KAMA − Toeplitz; this "
-        "run: "
+        because="at standard scale no task's interval for KAMA − Toeplitz lies below 0 and at most one lies above "
+        "(a majority of two tasks needs both); this run: "
         + "; ".join(
             interval_words(env, score_se[env, "kama"][0] - score_se[env, "toeplitz"][0], diff_se, rl_z[env], "+,.0f")
             for env in tasks
@@ -412,8 +415,8 @@ for algorithm, runs in runs_by_algorithm.items():
         meaningful_at="standard",
         reduced=reduced,
         expected="inconclusive",
-        because="at standard scale at most one task's ratio is decided above 0.7, and one of two is not a majority; "
-        "this run: "
+        because="at standard scale no task's ratio is decided below 0.7 and at most one above (a majority of two "
+        "tasks needs both); this run: "
         + "; ".join(interval_words(env, kama_vs_dense[env], ratio_se[env], rl_z[env], ".2f", 0.7) for env in tasks),
         note="progress = final score − mean first-iteration return on the task; > 1 means KAMA learned faster",
     )
@@ -622,9 +625,9 @@ display(Markdown(rec.table()))
 #   tasks measured) and about 0.4–0.5 hours on 16 cores, since `rl.run_jobs` gives every core a process. The re-run
 #   of 2026-11-27 fell in a slow spell of the machine (a 2048³ float32 matmul at 150 GFLOP/s against 310–363 on
 #   other days; this notebook took 35.5 and 35.9 min against 12.3–13.3) and measured 20.7 and 21.1 core-hours:
-#   10.5 hours on 2 cores, 1.3 on 16. The three runs of 2026-11-28 (KAMA's faster gradient, then one pool, see §2;
-#   machine at 185–196 GFLOP/s, 13.9–16.1 min, the 13.9-minute one committed) measured 8.5–9.0 core-hours: 4.2–4.5
-#   hours on 2 cores, 0.5–0.6 on 16. It has not been run here; it
+#   10.5 hours on 2 cores, 1.3 on 16. The four runs of 2026-11-28 (KAMA's faster gradient, then one pool, see §2;
+#   machine at 185–196 GFLOP/s, 13.9–17.6 min, the 17.6-minute one committed) measured 8.5–10.7 core-hours: 4.2–5.4
+#   hours on 2 cores, 0.5–0.7 on 16. It has not been run here; it
 #   needs a machine with more cores (no GPU: the environments step on the CPU).
 # * **Tasks.** gymnasium's MuJoCo v5 tasks replace the 2019 gym/Roboschool versions.
 # * **Trainers.** PPO and TRPO are our JAX re-implementations with baselines' hyperparameters, not baselines itself.

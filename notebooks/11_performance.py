@@ -19,7 +19,7 @@
 # Random features exist to make attention and kernel methods fast at scale. This notebook measures how fast
 # rflib's maps and attention actually are, and where each method pays off. Every number is a ratio against a
 # baseline timed **in the same run**, because the 2-core machine these were measured on is noisy. The benchmark
-# code lives in `benchmarks/` (`make bench` runs these suites, and one on causal chunk lengths, and writes JSON),
+# code lives in `benchmarks/` (`make bench` runs these suites, one on causal chunk lengths and one on KAMA gradients, and writes JSON),
 # so nothing here is notebook-only logic.
 #
 # | suite | question | baseline (same run) |

@@ -230,11 +230,12 @@ def matrix(product: GivensProduct, *, dtype=None) -> jax.Array:
     """The dense d×d matrix P, by rotating the identity's columns (O(k · d)).
 
     Differentiable in the angles by reverse mode (``jax.grad``/``jax.vjp``, also forward-over-reverse as in a
-    Hessian–vector product) through the sweep of :func:`_matrix_rows_bwd`, which recomputes the intermediate
-    matrices instead of storing them (0.2 against 0.7 ms for d = 64, k = 200 on the 2-core CPU, ``python -m
-    benchmarks --suite kama_gradients``); ``jax.jvp`` of this function itself is not supported (use :func:`apply` on
-    the identity). Under ``vmap`` the scans are batched, which XLA:CPU runs 3–5× slower than one product after
-    another (``lax.map``): the policies' trainers map over runs for that reason.
+    Hessian–vector product) through the sweep of :func:`_matrix_rows_bwd`, which un-rotates P step by step in place
+    instead of reading back the rows the forward scan saved (0.2 against 0.7 ms for d = 64, k = 200 on the 2-core
+    CPU, ``python -m benchmarks --suite kama_gradients``; memory is O(k · d) either way); ``jax.jvp`` of this
+    function itself is not supported (use :func:`apply` on the identity). Under ``vmap`` the scans are batched,
+    which XLA:CPU runs 3–5× slower than one product after another (``lax.map``): the policies' trainers map over
+    runs for that reason.
     """
     _check_rotations(product)
     eye = jnp.eye(product.d, dtype=dtype or jnp.result_type(product.angles.dtype, float))
@@ -252,7 +253,7 @@ def _matrix_rows_fwd(rows, first, second, angles):
 
 
 def _matrix_rows_bwd(residuals, out_bar):
-    """Cotangents of (rows, angles) for out = G₀ ⋯ G_{k−1} rows, without the forward's intermediate states.
+    """Cotangents of (rows, angles) for out = G₀ ⋯ G_{k−1} rows, from out alone (no state saved per step).
 
     With A_r = G₀ ⋯ G_{r−1}, the rows after rotation r are S_r = A_rᵀ out and their cotangent is S̄_r = A_rᵀ out̄;
     since d/dθ of (c a − s b, s a + c b) is (−new_b, new_a), θ̄_r = ⟨S̄_r[J], S_r[I]⟩ − ⟨S̄_r[I], S_r[J]⟩. One

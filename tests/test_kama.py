@@ -136,6 +136,14 @@ def test_matrix_gradient_by_the_reversible_sweep_equals_autodiff_of_the_scan(d, 
     np.testing.assert_allclose(
         np.asarray(hvp), np.asarray(hvp_reference), rtol=0, atol=1e-12 * float(jnp.abs(hvp_reference).max())
     )
+    # the cotangent of the rotated rows too (matrix passes the identity, but the VJP returns it): random rows
+    rows, rows_bar = (jax.random.normal(jax.random.key(s), (d, 3)) for s in (3, 4))
+    by_sweep, by_autodiff = (
+        jax.vjp(lambda r, a, f=f: f(r, product.first, product.second, a), rows, product.angles)[1](rows_bar)
+        for f in (kama._matrix_rows, kama._apply_rows)
+    )
+    for got, want in zip(by_sweep, by_autodiff, strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-12 * float(jnp.abs(want).max()))
     batch = jnp.stack([product.angles, 0.5 * product.angles])
     batched = jax.vmap(jax.grad(partial(loss, swept)))(batch)
     np.testing.assert_allclose(

@@ -181,15 +181,19 @@ def test_trpo_keeps_every_accepted_step_inside_the_trust_region_and_is_determini
 
 def test_a_kama_run_is_the_same_alone_or_in_a_batch():
     """KAMA runs of a batch are updated one after another (lax.map, see rl._over_runs), so a run's numbers do not
-    depend on its batch at all; PPO and TRPO (whose Fisher products differentiate the Givens sweep forward)."""
+    depend on its batch at all; PPO and TRPO (whose Fisher products differentiate the Givens sweep forward). On
+    InvertedDoublePendulum, whose rewards are continuous, the last bits of the first update reach the second
+    iteration's returns; TRPO's accepted KL of every update is compared exactly too."""
     for algorithm, config in (
         ("ppo", rl.PPOConfig(steps_per_iteration=256, epochs=2, hidden=(8, 8), rotations=12)),
         ("trpo", rl.TRPOConfig(steps_per_iteration=256, hidden=(8, 8), rotations=12)),
     ):
-        batch = rl.train("InvertedPendulum-v5", "kama", 512, [4, 7], algorithm=algorithm, config=config)
-        alone = rl.train("InvertedPendulum-v5", "kama", 512, [7], algorithm=algorithm, config=config)
+        batch = rl.train("InvertedDoublePendulum-v5", "kama", 768, [4, 7], algorithm=algorithm, config=config)
+        alone = rl.train("InvertedDoublePendulum-v5", "kama", 768, [7], algorithm=algorithm, config=config)
         np.testing.assert_array_equal(batch[1]["return"], alone[0]["return"])
         assert batch[1]["episodes"] == alone[0]["episodes"]
+        if algorithm == "trpo":
+            np.testing.assert_array_equal(batch[1]["kl"], alone[0]["kl"])
 
 
 def test_run_plans_files_every_study_as_if_it_ran_alone():
@@ -213,6 +217,26 @@ def test_run_plans_files_every_study_as_if_it_ran_alone():
         np.testing.assert_array_equal(together["ablation"][K][0]["return"], runs[0]["return"])
     with pytest.raises(ValueError, match="plans must be a non-empty dict"):
         rl.run_plans({})
+    with pytest.raises(ValueError, match=r"plans\['runs'\] must be \(jobs, assemble\)"):
+        rl.run_plans({"runs": ([], lambda outputs: outputs, None)})
+    # every argument is checked while planning, before a pool starts
+    for bad, match in (
+        (dict(tasks={}), "tasks must be a non-empty dict"),
+        (dict(tasks={"InvertedPendulum-v5": 128}), r"tasks\['InvertedPendulum-v5'\] must be"),
+        (dict(tasks={"InvertedPendulum-v5": (0, 1)}), r"tasks\['InvertedPendulum-v5'\] steps"),
+        (dict(architectures="kama"), "architectures must be a non-empty sequence"),
+        (dict(algorithm="sac"), "algorithm must be one of"),
+        (dict(algorithm="trpo", config=TINY), "config must be a TRPOConfig"),
+    ):
+        args = dict(tasks={"InvertedPendulum-v5": (128, 1)}, seed_for=lambda env, s: s) | bad
+        with pytest.raises(ValueError, match=match):
+            rl.plan_train_runs(**args)
+    with pytest.raises(ValueError, match="config must be a PPOConfig"):
+        rl.plan_rotation_ablation(*ablation_args, config=rl.TRPOConfig())
+    with pytest.raises(ValueError, match="each once"):
+        rl.plan_rotation_ablation("InvertedPendulum-v5", 128, 1, (3, 3), lambda s: s)
+    with pytest.raises(ValueError, match="steps"):
+        rl.plan_rotation_ablation("InvertedPendulum-v5", 0, 1, (3,), lambda s: s)
 
 
 def test_run_jobs_spread_over_processes_returns_the_single_process_results_in_order():

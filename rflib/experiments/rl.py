@@ -295,7 +295,8 @@ def _trpo_iteration(params, vf_state, data, vf_perms, planes, *, architecture, s
 def _over_runs(one_run, architecture: str):
     """one_run over the stack of runs: ``vmap`` for dense and Toeplitz policies; one run after another for KAMA,
     whose weight matrices are Givens scans updated in place — batched over runs they would go through XLA:CPU's
-    generic gathers and scatters (measured 2–4× slower for the whole update)."""
+    generic gathers and scatters (measured 3–5× slower for the Givens gradient, ``benchmarks --suite
+    kama_gradients``, and 2–4× for the whole update)."""
     if architecture != "kama":
         return jax.vmap(one_run)
     return lambda *args: jax.lax.map(lambda run: one_run(*run), args)
@@ -355,10 +356,7 @@ def train(
       "batch_size": its number of runs, "env_steps": environment steps of the run; TRPO also "kl": the KL of each
       iteration's accepted step, 0 when the line search kept the old policy}.
     """
-    _checks.one_of("algorithm", algorithm, ("ppo", "trpo"))
-    config = config or (PPOConfig() if algorithm == "ppo" else TRPOConfig())
-    if not isinstance(config, PPOConfig if algorithm == "ppo" else TRPOConfig):
-        raise ValueError(f"config must be a {'PPOConfig' if algorithm == 'ppo' else 'TRPOConfig'} for {algorithm!r}")
+    algorithm, config = _algorithm_config(algorithm, config)
     total_steps = _checks.positive_int("total_steps", total_steps)
     seeds = [int(s) for s in seeds]
     if not seeds:
@@ -503,6 +501,16 @@ def train_ppo(
 # --- studies: many runs and their summaries (KAMA-NNs §6.2, Figs 3 and 5) ------------------------------------------
 
 
+def _algorithm_config(algorithm: str, config):
+    """(algorithm, config) checked: ``"ppo"`` with a :class:`PPOConfig` or ``"trpo"`` with a :class:`TRPOConfig`
+    (None: the algorithm's defaults)."""
+    _checks.one_of("algorithm", algorithm, ("ppo", "trpo"))
+    config = config or (PPOConfig() if algorithm == "ppo" else TRPOConfig())
+    if not isinstance(config, PPOConfig if algorithm == "ppo" else TRPOConfig):
+        raise ValueError(f"config must be a {'PPOConfig' if algorithm == 'ppo' else 'TRPOConfig'} for {algorithm!r}")
+    return algorithm, config
+
+
 def _seed_for(seed_for):
     _checks.callable_arg("seed_for", seed_for, "an integer seed")
     return seed_for
@@ -545,13 +553,23 @@ def plan_train_runs(
     config: PPOConfig | TRPOConfig | None = None,
 ) -> tuple[list, Callable[[list], dict]]:
     """The jobs of :func:`train_runs` and the function that files their outputs: (jobs, assemble), for
-    :func:`run_plans` to run with other studies' jobs in one pool."""
+    :func:`run_plans` to run with other studies' jobs in one pool. Every argument is checked here, before any run
+    (a bad one found inside a pool would surface only after the pool's other jobs)."""
     seed_for = _seed_for(seed_for)
+    algorithm, config = _algorithm_config(algorithm, config)
+    architectures = () if isinstance(architectures, str) else tuple(architectures)
+    if not architectures:
+        raise ValueError("architectures must be a non-empty sequence of names, e.g. ('dense', 'kama')")
     for a in architectures:
         policies.parameter_count(a, 1, 1)  # names an unknown architecture before any run
+    if not isinstance(tasks, dict) or not tasks:
+        raise ValueError("tasks must be a non-empty dict {env name: (environment steps per run, number of seeds)}")
     jobs, keys = [], []
-    for env, (steps, n_seeds) in tasks.items():
-        n_seeds = _checks.positive_int(f"tasks[{env!r}] seeds", n_seeds)
+    for env, task in tasks.items():
+        if not isinstance(task, tuple | list) or len(task) != 2:
+            raise ValueError(f"tasks[{env!r}] must be (environment steps per run, number of seeds), got {task!r:.60}")
+        steps = _checks.positive_int(f"tasks[{env!r}] steps", task[0])
+        n_seeds = _checks.positive_int(f"tasks[{env!r}] seeds", task[1])
         for architecture in architectures:
             jobs.append((env, architecture, steps, [seed_for(env, s) for s in range(n_seeds)], algorithm, config))
             keys.append((env, architecture))
@@ -586,10 +604,15 @@ def train_runs(
 def plan_rotation_ablation(
     env: str, steps: int, n_seeds: int, rotations, seed_for, *, config: PPOConfig = PPOConfig()
 ) -> tuple[list, Callable[[list], dict]]:
-    """The jobs of :func:`rotation_ablation` and the function that files their outputs: (jobs, assemble)."""
+    """The jobs of :func:`rotation_ablation` and the function that files their outputs: (jobs, assemble). Every
+    argument is checked here, before any run."""
     seed_for = _seed_for(seed_for)
+    _, config = _algorithm_config("ppo", config)
+    steps = _checks.positive_int("steps", steps)
     n_seeds = _checks.positive_int("n_seeds", n_seeds)
     rotations = [_checks.positive_int("rotations", K) for K in rotations]
+    if not rotations or len(set(rotations)) != len(rotations):
+        raise ValueError(f"rotations must name at least one K, each once, got {rotations!r:.60}")
     seeds = [seed_for(s) for s in range(n_seeds)]
     jobs = [(env, "kama", steps, seeds, "ppo", replace(config, rotations=K)) for K in rotations]
     return jobs, lambda outputs: dict(zip(rotations, outputs, strict=True))
@@ -623,7 +646,10 @@ def run_plans(plans: dict, *, workers: int = 1, progress: bool = False, label: s
             "plans must be a non-empty dict {name: (jobs, assemble)} from plan_train_runs / plan_rotation_ablation"
         )
     bounds, jobs = {}, []
-    for name, (plan_jobs, _) in plans.items():
+    for name, plan in plans.items():
+        if not (isinstance(plan, tuple) and len(plan) == 2 and isinstance(plan[0], list) and callable(plan[1])):
+            raise ValueError(f"plans[{name!r}] must be (jobs, assemble) from plan_train_runs / plan_rotation_ablation")
+        plan_jobs = plan[0]
         bounds[name] = (len(jobs), len(jobs) + len(plan_jobs))
         jobs += plan_jobs
     outputs = run_jobs(jobs, workers=workers, progress=progress, label=label)
