@@ -201,17 +201,17 @@ for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "To
 #   batched, XLA:CPU runs the Givens gradient 3–5× slower (`benchmarks --suite kama_gradients`) and the whole update
 #   2–4× slower. The notebook took 16.1 and 15.4 min on a machine at 196 and 185 GFLOP/s (identical results), against
 #   35.5–35.9 min at 150 on 2026-11-27. KAMA runs moved by float32 round-off, from which a run diverges (PPO Hopper KAMA
-#   704 → 710, TRPO InvertedDoublePendulum KAMA 3 992 → 3 855), and a KAMA run is now the same bit for bit alone or in a
-#   batch (`tests/test_rl.py`). Dense and Toeplitz code did not change and repeats bit for bit between the two versions
-#   on this host (checked on two Hopper seeds with PPO and TRPO), yet their scores moved against the committed run of
-#   2026-11-27 as well (TRPO InvertedDoublePendulum dense 2 688 → 3 213, PPO Hopper dense 679 → 744; PPO
-#   InvertedDoublePendulum dense unchanged), which again points at the host. No verdict changed; TRPO's progress ratios
-#   are now 1.28 ± 0.15 (Hopper) and 1.20 ± 0.34 (InvertedDoublePendulum, interval reaching 0.29). Since then the runs
-#   of Figs 3, 4 and 5 share one pool of processes (`rl.run_plans`, longest batch first), where each study had its own
-#   and a core waited at the end of each (57 s at the end of TRPO's in the 15.4-minute run); the batches, so the
-#   results, are the same, bit for bit, and the notebook took 13.9 min (machine at 191 GFLOP/s) — and 17.6 min in a
-#   re-run with the same code an hour later (192 GFLOP/s by the matmul probe, yet 26 % more CPU time: this machine's
-#   speed varies beyond what the probe sees).
+#   704 → 710, TRPO InvertedDoublePendulum KAMA 3 992 → 3 855), and a KAMA run's update no longer depends on its batch
+#   (alone or in a batch, runs agreed bit for bit in isolation and to 3e-12 under the test suite: `tests/test_rl.py`).
+#   Dense and Toeplitz code did not change and repeats bit for bit between the two versions on this host (checked on two
+#   Hopper seeds with PPO and TRPO), yet their scores moved against the committed run of 2026-11-27 as well (TRPO
+#   InvertedDoublePendulum dense 2 688 → 3 213, PPO Hopper dense 679 → 744; PPO InvertedDoublePendulum dense unchanged),
+#   which again points at the host. No verdict changed; TRPO's progress ratios are now 1.28 ± 0.15 (Hopper) and 1.20 ±
+#   0.34 (InvertedDoublePendulum, interval reaching 0.29). Since then the runs of Figs 3, 4 and 5 share one pool of
+#   processes (`rl.run_plans`, longest batch first), where each study had its own and a core waited at the end of each
+#   (57 s at the end of TRPO's in the 15.4-minute run); the batches, so the results, are the same, bit for bit, and the
+#   notebook took 13.9 min (machine at 191 GFLOP/s) — and 17.6 min in a re-run with the same code an hour later (192
+#   GFLOP/s by the matmul probe, yet 26 % more CPU time: this machine's speed varies beyond what the probe sees).
 
 # %%
 # Every RL run of this notebook — Figs 3 and 4 here, the K ablation of §3 — in one pool of WORKERS processes, longest
