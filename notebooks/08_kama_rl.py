@@ -201,8 +201,12 @@ for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "To
 #   batched, XLA:CPU runs the Givens gradient 3–5× slower (`benchmarks --suite kama_gradients`) and the whole update
 #   2–4× slower. The notebook took 16.1 and 15.4 min on a machine at 196 and 185 GFLOP/s (identical results), against
 #   35.5–35.9 min at 150 on 2026-11-27. KAMA runs moved by float32 round-off, from which a run diverges (PPO Hopper KAMA
-#   704 → 710, TRPO InvertedDoublePendulum KAMA 3 992 → 3 855), and a KAMA run's update no longer depends on its batch
-#   (alone or in a batch, runs agreed bit for bit in isolation and to 3e-12 under the test suite: `tests/test_rl.py`).
+#   704 → 710, TRPO InvertedDoublePendulum KAMA 3 992 → 3 855). Each KAMA run's update is computed from that run's
+#   numbers alone; alone or in a batch of two, a run agrees to round-off, not bit for bit (a batch of one compiles to
+#   other code): in float32 with XLA's default flags, as here, TRPO's accepted KL after three iterations agreed exactly
+#   and PPO's returns to 2e-12 relative, where `vmap`-ed updates differ by 2e-5 in the KL; under the test suite's
+#   compiler flags both ways differ by up to 6e-10 in float64 (`tests/test_rl.py` checks the run to 1e-6, a mixing of
+#   runs' data moves it by 5–64 %).
 #   Dense and Toeplitz code did not change and repeats bit for bit between the two versions on this host (checked on two
 #   Hopper seeds with PPO and TRPO), yet their scores moved against the committed run of 2026-11-27 as well (TRPO
 #   InvertedDoublePendulum dense 2 688 → 3 213, PPO Hopper dense 679 → 744; PPO InvertedDoublePendulum dense unchanged),

@@ -180,21 +180,23 @@ def test_trpo_keeps_every_accepted_step_inside_the_trust_region_and_is_determini
 
 
 def test_a_kama_run_is_the_same_alone_or_in_a_batch():
-    """KAMA runs of a batch are updated one after another (lax.map, see rl._over_runs), so a run's numbers do not
-    depend on its batch; PPO and TRPO (whose Fisher products differentiate the Givens sweep forward). On
-    InvertedDoublePendulum, whose rewards are continuous, the first update reaches the second iteration's returns.
-    Bit for bit when run alone; under the whole suite the returns differed by 3e-12 relative (source not isolated:
-    each KAMA update is computed alone, the rollouts evaluate the batch's policies stacked), so it allows 1e-10."""
+    """KAMA runs of a batch are updated one after another (lax.map, see rl._over_runs): each run's update must use
+    that run's own parameters, data and planes only. PPO and TRPO (whose Fisher products differentiate the Givens
+    sweep forward), on InvertedDoublePendulum, whose rewards are continuous, so the first update reaches the second
+    iteration's returns. Not bit for bit: a batch of one compiles to different code (XLA drops a one-trip loop), and
+    under this suite's compiler flags the run's TRPO KL moved by up to 6e-10 relative in float64 (bit for bit with
+    XLA's default flags); feeding every run the first run's data moves returns by 5–19 % and the KL by 64 %, so
+    rtol = 1e-6 sits three orders of magnitude from either."""
     for algorithm, config in (
         ("ppo", rl.PPOConfig(steps_per_iteration=256, epochs=2, hidden=(8, 8), rotations=12)),
         ("trpo", rl.TRPOConfig(steps_per_iteration=256, hidden=(8, 8), rotations=12)),
     ):
         batch = rl.train("InvertedDoublePendulum-v5", "kama", 768, [4, 7], algorithm=algorithm, config=config)
         alone = rl.train("InvertedDoublePendulum-v5", "kama", 768, [7], algorithm=algorithm, config=config)
-        np.testing.assert_allclose(batch[1]["return"], alone[0]["return"], rtol=1e-10)
+        np.testing.assert_allclose(batch[1]["return"], alone[0]["return"], rtol=1e-6)
         assert [s for s, _ in batch[1]["episodes"]] == [s for s, _ in alone[0]["episodes"]]
         if algorithm == "trpo":
-            np.testing.assert_allclose(batch[1]["kl"], alone[0]["kl"], rtol=1e-10)
+            np.testing.assert_allclose(batch[1]["kl"], alone[0]["kl"], rtol=1e-6)
 
 
 def test_run_plans_files_every_study_as_if_it_ran_alone():

@@ -342,8 +342,9 @@ def train(
     call per iteration (:func:`_ppo_iteration`, :func:`_trpo_iteration`). Each run has its own
     environment (reset with its seed), observation normaliser, action-noise and minibatch generator
     (``np.random.default_rng(seed)``) and initial parameters (``jax.random.key(seed)``), so a run's result does not
-    depend on which runs share its batch (up to float round-off: the batched matmuls of dense and Toeplitz
-    updates; for KAMA, whose updates run one after another, 3e-12 seen under the test suite, bit for bit alone).
+    depend on which runs share its batch, up to float round-off: a batch of another size compiles to other code
+    (batched matmuls of dense and Toeplitz updates; for KAMA, whose updates run one after another, a batch of one
+    drops XLA's loop), and a run diverges from round-off over iterations.
 
     Args:
       env_name: a gymnasium task; architecture: one of ``policies.ARCHITECTURES``; total_steps: environment steps
