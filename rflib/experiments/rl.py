@@ -357,7 +357,7 @@ def train(
       "batch_size": its number of runs, "env_steps": environment steps of the run; TRPO also "kl": the KL of each
       iteration's accepted step, 0 when the line search kept the old policy}.
     """
-    algorithm, config = _algorithm_config(algorithm, config)
+    config = _algorithm_config(algorithm, config)
     total_steps = _checks.positive_int("total_steps", total_steps)
     seeds = [int(s) for s in seeds]
     if not seeds:
@@ -502,14 +502,14 @@ def train_ppo(
 # --- studies: many runs and their summaries (KAMA-NNs §6.2, Figs 3 and 5) ------------------------------------------
 
 
-def _algorithm_config(algorithm: str, config):
-    """(algorithm, config) checked: ``"ppo"`` with a :class:`PPOConfig` or ``"trpo"`` with a :class:`TRPOConfig`
-    (None: the algorithm's defaults)."""
+def _algorithm_config(algorithm: str, config) -> PPOConfig | TRPOConfig:
+    """The config checked against the algorithm: ``"ppo"`` takes a :class:`PPOConfig`, ``"trpo"`` a
+    :class:`TRPOConfig` (None: the algorithm's defaults)."""
     _checks.one_of("algorithm", algorithm, ("ppo", "trpo"))
     config = config or (PPOConfig() if algorithm == "ppo" else TRPOConfig())
     if not isinstance(config, PPOConfig if algorithm == "ppo" else TRPOConfig):
         raise ValueError(f"config must be a {'PPOConfig' if algorithm == 'ppo' else 'TRPOConfig'} for {algorithm!r}")
-    return algorithm, config
+    return config
 
 
 def _seed_for(seed_for):
@@ -557,7 +557,7 @@ def plan_train_runs(
     :func:`run_plans` to run with other studies' jobs in one pool. Every argument is checked here, before any run
     (a bad one found inside a pool would surface only after the pool's other jobs)."""
     seed_for = _seed_for(seed_for)
-    algorithm, config = _algorithm_config(algorithm, config)
+    config = _algorithm_config(algorithm, config)
     architectures = () if isinstance(architectures, str) else tuple(architectures)
     if not architectures:
         raise ValueError("architectures must be a non-empty sequence of names, e.g. ('dense', 'kama')")
@@ -608,7 +608,7 @@ def plan_rotation_ablation(
     """The jobs of :func:`rotation_ablation` and the function that files their outputs: (jobs, assemble). Every
     argument is checked here, before any run."""
     seed_for = _seed_for(seed_for)
-    _, config = _algorithm_config("ppo", config)
+    config = _algorithm_config("ppo", config)
     steps = _checks.positive_int("steps", steps)
     n_seeds = _checks.positive_int("n_seeds", n_seeds)
     rotations = [_checks.positive_int("rotations", K) for K in rotations]
