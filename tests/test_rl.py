@@ -41,6 +41,22 @@ def test_running_mean_std_matches_the_batch_statistics():
     assert z[0, 0] == 5.0 and abs(z[0, 2]) < 0.1
 
 
+def test_the_runs_stacked_normalisers_give_each_run_its_own_normalisation_exactly():
+    # train() normalises all runs' observations at once; each run must get exactly its own normaliser's numbers
+    rng = np.random.default_rng(2)
+    runs = [rl.RunningMeanStd((4,)) for _ in range(3)]
+    for n, rms in enumerate(runs):
+        rms.update(rng.normal(loc=n, scale=n + 1.0, size=(50, 4)))
+    obs = rng.normal(scale=8.0, size=(3, 7, 4))  # (runs, steps, obs_dim), some beyond the clip
+    mean, scale = rl._stacked_normalisers(runs)
+    stacked = rl._standardise(obs, mean[:, None], scale[:, None], 5.0)
+    one_step = rl._standardise(obs[:, 0], mean, scale, 5.0)
+    for n, rms in enumerate(runs):
+        np.testing.assert_array_equal(stacked[n], rms.normalise(obs[n], 5.0))
+        np.testing.assert_array_equal(one_step[n], rms.normalise(obs[n, 0], 5.0))
+    assert np.abs(stacked).max() == 5.0
+
+
 def test_ppo_is_deterministic_given_the_seed():
     config = rl.PPOConfig(steps_per_iteration=256, epochs=2, hidden=(8, 8), rotations=12)
     run = rl.train_ppo("InvertedPendulum-v5", "kama", 512, seed=3, config=config, progress=False)

@@ -73,8 +73,23 @@ class RunningMeanStd:
         self.var = (self.var * self.count + b_var * n + delta**2 * self.count * n / total) / total
         self.count = total
 
+    @property
+    def scale(self) -> np.ndarray:
+        return np.sqrt(self.var + 1e-8)
+
     def normalise(self, obs: np.ndarray, clip: float) -> np.ndarray:
-        return np.clip((obs - self.mean) / np.sqrt(self.var + 1e-8), -clip, clip)
+        return _standardise(obs, self.mean, self.scale, clip)
+
+
+def _standardise(obs, mean, scale, clip: float) -> np.ndarray:
+    """(obs − mean) / scale clipped to [−clip, clip], elementwise: one run's normaliser, or the runs' stacked
+    (:func:`_stacked_normalisers`) applied to their observations at once — the same numbers either way."""
+    return np.clip((obs - mean) / scale, -clip, clip)
+
+
+def _stacked_normalisers(rms: list[RunningMeanStd]) -> tuple[np.ndarray, np.ndarray]:
+    """The runs' observation means and scales, stacked: (N, obs_dim) each."""
+    return np.stack([r.mean for r in rms]), np.stack([r.scale for r in rms])
 
 
 # The pins of pyproject.toml, for the install command a missing-package error names.
@@ -386,16 +401,17 @@ def train(
     curves, kls = np.zeros((N, iterations)), np.zeros((N, iterations))
     for it in bar(range(iterations), f"{algorithm.upper()} {architecture} on {env_name} × {N}", progress):
         mats, biases, std = _numpy_policies(params, structures)
+        mean, scale = _stacked_normalisers(rms)  # fixed until the iteration's update
+        # each run's T action-noise draws at once: the same numbers, in the same order, as one draw per step
+        noises = np.stack([rng.standard_normal((T, act_dim)) for rng in rngs])
+        logps = np.sum(-0.5 * noises**2 - np.log(std)[:, None] - 0.5 * math.log(2 * math.pi), axis=2)
         raw_obs, acts = np.zeros((N, T, obs_dim)), np.zeros((N, T, act_dim))
-        logps, rewards, dones, bootstrap_obs = np.zeros((N, T)), np.zeros((N, T)), np.zeros((N, T)), {}
+        rewards, dones, bootstrap_obs = np.zeros((N, T)), np.zeros((N, T)), {}
         finished = [[] for _ in seeds]
         for t in range(T):
             raw_obs[:, t] = obs
-            o = np.stack([r.normalise(ob, config.obs_clip) for r, ob in zip(rms, obs, strict=True)])
-            mu = _mean_actions(mats, biases, o)
-            noise = np.stack([rng.standard_normal(act_dim) for rng in rngs])
-            a = mu + std * noise
-            logps[:, t] = np.sum(-0.5 * noise**2 - np.log(std) - 0.5 * math.log(2 * math.pi), axis=1)
+            mu = _mean_actions(mats, biases, _standardise(obs, mean, scale, config.obs_clip))
+            a = mu + std * noises[:, t]
             acts[:, t] = a
             for n, env in enumerate(envs):
                 ob, r, terminated, truncated, _ = env.step(a[n])
@@ -410,9 +426,9 @@ def train(
                     ep_return[n] = 0.0
                     ob, _ = env.reset()
                 obs[n] = ob
-        norm_obs = np.stack([r.normalise(x, config.obs_clip) for r, x in zip(rms, raw_obs, strict=True)])
+        norm_obs = _standardise(raw_obs, mean[:, None], scale[:, None], config.obs_clip)
         values = np.asarray(value_fn(params["value"], jnp.asarray(norm_obs)))
-        last = np.stack([r.normalise(ob, config.obs_clip) for r, ob in zip(rms, obs, strict=True)])
+        last = _standardise(obs, mean, scale, config.obs_clip)
         last_values = np.asarray(value_fn(params["value"], jnp.asarray(last[:, None, :])))[:, 0]
         bootstrap = np.zeros((N, T))
         for (n, t), final in bootstrap_obs.items():  # a truncated episode's return continues past its end
