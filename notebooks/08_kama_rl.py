@@ -216,6 +216,16 @@ for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "To
 #   (57 s at the end of TRPO's in the 15.4-minute run); the batches, so the results, are the same, bit for bit, and the
 #   notebook took 13.9 min (machine at 191 GFLOP/s) — and 17.6 min in a re-run with the same code an hour later (192
 #   GFLOP/s by the matmul probe, yet 26 % more CPU time: this machine's speed varies beyond what the probe sees).
+# - *Changed 2026-11-29:* a batch's rollouts normalise the runs' observations and draw their action noise (each run's
+#   T draws of an iteration at once, from its own generator) in one array operation per step instead of one per run:
+#   the runs are the same bit for bit (checked against the code before on PPO and TRPO batches of dense, KAMA and
+#   Toeplitz policies on Hopper, InvertedDoublePendulum and InvertedPendulum), 3–10 % less wall time per batch in
+#   interleaved timings, the rest of a step being gymnasium and MuJoCo (≈ 70 % of a PPO Hopper step in a profile). A
+#   re-run with it took 29.8 min (2026-11-29, matmul probe 166 GFLOP/s; 2 824 / 3 615 steps per second per process for
+#   PPO / TRPO against 4 751 / 6 285 in the committed run): the machine ran 1.7× slower, not the code. It repeated the
+#   committed run's InvertedDoublePendulum PPO scores and the K = 10 ablation exactly and moved the others as the host
+#   does (TRPO InvertedDoublePendulum dense back to 2 688, the value of 2026-11-27); no verdict changed. The committed
+#   results are those of 2026-11-28.
 
 # %%
 # Every RL run of this notebook — Figs 3 and 4 here, the K ablation of §3 — in one pool of WORKERS processes, longest
