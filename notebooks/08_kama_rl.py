@@ -219,8 +219,10 @@ for column, (kind, paper_label) in enumerate((("kama", "KAMA"), ("toeplitz", "To
 # - *Changed 2026-11-29:* a batch's rollouts normalise the runs' observations and draw their action noise (each run's
 #   T draws of an iteration at once, from its own generator) in one array operation per step instead of one per run:
 #   the runs are the same bit for bit (checked against the code before on PPO and TRPO batches of dense, KAMA and
-#   Toeplitz policies on Hopper, InvertedDoublePendulum and InvertedPendulum), 3–10 % less wall time per batch in
-#   interleaved timings, the rest of a step being gymnasium and MuJoCo (≈ 70 % of a PPO Hopper step in a profile). A
+#   Toeplitz policies on Hopper, InvertedDoublePendulum and InvertedPendulum). Interleaved timings (3 rounds) gave
+#   13.0–13.3 s against 13.0–16.9 s for 4 PPO iterations of 5 dense Hopper runs and 19.4–21.0 against 20.3–22.3 s
+#   for 4 TRPO iterations of 10 Toeplitz InvertedDoublePendulum runs: a few per cent at most, within this machine's
+#   noise, since ≈ 70 % of a PPO Hopper step is gymnasium and MuJoCo (profile). A
 #   re-run with it took 29.8 min (2026-11-29, matmul probe 166 GFLOP/s; 2 824 / 3 615 steps per second per process for
 #   PPO / TRPO against 4 751 / 6 285 in the committed run): the machine ran 1.7× slower, not the code. It repeated the
 #   committed run's InvertedDoublePendulum PPO scores and the K = 10 ablation exactly and moved the others as the host
