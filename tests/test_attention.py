@@ -496,6 +496,52 @@ def test_positive_attention_gradients_equal_autodiff_of_the_quadratic_definition
 
 
 @pytest.mark.parametrize("causal", [False, True])
+def test_gradients_reach_the_projection_through_the_factored_query_logits(key, causal):
+    """Bidirectional attention forms the queries' log features as one product with the projection
+    (:class:`~rflib.features.base.LinearLogits`), so its written-out VJP differentiates that product too: the gradient
+    for W equals autodiff of the quadratic reference (float64), positive and hyperbolic maps."""
+    kw, kd = jax.random.split(key)
+    Q, K, V = _qkv(kd, L=21, d=6, dv=4, scale=0.7)
+    W = projections.orthogonal(kw, 10, 6)
+    tangent = jax.random.normal(jax.random.key(5), (21, 4))
+    for feature_map in POSITIVE_MAPS.values():
+
+        def loss(W, attend):
+            return jnp.sum(jnp.sin(attend(partial(feature_map, W), Q, K, V)) * tangent)
+
+        ours = jax.grad(loss)(W, lambda f, Q, K, V: attention.linear_attention(Q, K, V, f, causal=causal))
+        expected = jax.grad(loss)(W, lambda f, Q, K, V: _quadratic_positive_attention(f, Q, K, V, causal))
+        np.testing.assert_allclose(ours, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_positive_map_without_factors_gives_the_same_attention_and_gradients(key, causal):
+    """A positive map written outside rflib may give ``log_body`` without :class:`LinearLogits`: attention then
+    takes the log features as they are. Output and gradients equal those of the factored map (float64)."""
+    kw, kd = jax.random.split(key)
+    Q, K, V = _qkv(kd, L=29, d=6, dv=4, scale=0.8)
+    W = projections.orthogonal(kw, 12, 6)
+    factored = partial(features.positive_features, W)
+
+    def unfactored(X):
+        return factored(X)._replace(linear_logits=None)
+
+    def loss(fmap):
+        return lambda Q, K, V: jnp.sum(jnp.cos(attention.linear_attention(Q, K, V, fmap, causal=causal)))
+
+    np.testing.assert_allclose(
+        attention.linear_attention(Q, K, V, unfactored, causal=causal),
+        attention.linear_attention(Q, K, V, factored, causal=causal),
+        rtol=1e-12,
+        atol=1e-13,
+    )
+    got = jax.grad(loss(unfactored), argnums=(0, 1, 2))(Q, K, V)
+    want = jax.grad(loss(factored), argnums=(0, 1, 2))(Q, K, V)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-13)
+
+
+@pytest.mark.parametrize("causal", [False, True])
 def test_favor_sharp_gradients_equal_autodiff_of_the_quadratic_definition(key, causal):
     """FAVOR# goes through the same written-out VJPs (its fitted parameters are stop-gradient by design)."""
     kw, kd = jax.random.split(key)
@@ -587,22 +633,9 @@ def test_causal_gradient_memory_keeps_one_state_per_chunk_not_per_token():
     assert large < L * m * dv * 4 / 2  # well under one L×F×d_v float32 array
 
 
-def test_long_contraction_splits_the_sum_into_slices_exactly(monkeypatch):
-    """The S-long sums φ(K)ᵀ[V, 1] and q̂ᵀh are split into one slice product per CPU core; the slices' sum equals the
-    one product to round-off, and a length no slice count divides is not split."""
-    monkeypatch.setattr(attention, "_cpu_cores", lambda: 4)
-    assert attention._split_count(1024) == (4 if jax.default_backend() == "cpu" else 1)
-    assert attention._split_count(1031) == 1  # prime
-    assert attention._split_count(300) == 1  # slices of at least 256 rows
-    ka, kb = jax.random.split(jax.random.key(3))
-    A, B = jax.random.normal(ka, (1024, 8), jnp.float64), jax.random.normal(kb, (1024, 3), jnp.float64)
-    np.testing.assert_allclose(attention._long_contraction(A, B), A.T @ B, rtol=1e-13, atol=1e-13)
-
-
-def test_split_bidirectional_attention_and_its_gradient_equal_the_quadratic_definition(key, monkeypatch):
-    """At a length where the S-long sums are split (four slices), forward and gradient still equal the quadratic
-    reference and its autodiff (float64)."""
-    monkeypatch.setattr(attention, "_cpu_cores", lambda: 4)
+def test_long_bidirectional_attention_and_its_gradient_equal_the_quadratic_definition(key):
+    """At L = 1 024 (S-long state and gradient sums), forward and gradient equal the quadratic reference and its
+    autodiff (float64)."""
     kw, kd = jax.random.split(key)
     Q, K, V = _qkv(kd, L=1024, d=6, dv=4, scale=0.7)
     fmap = partial(classic.positive_features, projections.orthogonal(kw, 10, 6))

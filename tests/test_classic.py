@@ -160,3 +160,22 @@ def test_side_by_side_is_the_column_concatenation():
     narrow = jnp.ones((3, 2))
     np.testing.assert_array_equal(side_by_side(a, narrow), jnp.concatenate([a, narrow], axis=1))
     np.testing.assert_array_equal(jax.jit(side_by_side)(a, -a), jnp.concatenate([a, -a], axis=1))
+
+
+@pytest.mark.parametrize("method", ["positive", "hyperbolic", "gerf", "saderf", "aderf", "sderf"])
+def test_positive_maps_carry_the_factors_of_their_log_features(key, method):
+    """Every positive map keeps the factors it builds its log features from (``Features.linear_logits``):
+    row term + points·projectionsᵀ + column term equals log_scale + log_body (float64), for queries and keys."""
+    kw, kx, ky = jax.random.split(key, 3)
+    X, Y = 0.6 * jax.random.normal(kx, (9, 5)), 0.6 * jax.random.normal(ky, (11, 5))
+    W = jax.random.normal(kw, (7, 5))
+    if method in ("positive", "hyperbolic"):
+        fmap = features.positive_features if method == "positive" else features.hyperbolic_features
+        sides = [fmap(W, X), fmap(W, Y)]
+    else:
+        params = features.dense_exp.fit(method, X, Y)
+        sides = [features.dense_exp.query_features(params, W, X), features.dense_exp.key_features(params, W, Y)]
+    for phi in sides:
+        factors = phi.linear_logits
+        rebuilt = factors.row_log_scale[:, None] + factors.logits()
+        np.testing.assert_allclose(rebuilt, phi.log_scale[:, None] + phi.log_body, rtol=1e-13, atol=1e-13)

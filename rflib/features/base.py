@@ -9,7 +9,9 @@ normalisation, and one global scale over all keys cancels too.
 
 Positive maps (FAVOR+, hyperbolic, every DERF) also return ``log_body = log(body)``, computed before the exponential so
 that it stays exact where ``body`` underflows to 0 (at large norms most of a row does, in float32). Attention then
-stabilises per feature instead of per row, which keeps every output finite whatever the norms.
+stabilises per feature instead of per row, which keeps every output finite whatever the norms. They also return the
+factors their log features are built from (:class:`LinearLogits`: a product of the points with a projection, plus a
+per-column and a per-row term), so that attention can fold its per-feature stabiliser into that one product.
 
 **Estimators.** Every family of every paper — classic (trig, positive, hyperbolic), complex exponential, hybrid
 (HRF), dense exponential (FAVOR#: GERF, ADERF, SDERF, SADERF) and PNG (KAMA-NNs) — is an :class:`Estimator`: a
@@ -30,6 +32,31 @@ import jax.numpy as jnp
 from rflib import _checks
 
 
+class LinearLogits(NamedTuple):
+    """The log features of a positive map as its construction gives them, before any stabiliser:
+    log φ(x_n)_f = row_log_scale_n + points_n·projections_f + column_bias_f.
+
+    Attention adds its per-feature stabiliser to ``column_bias`` and forms the sum as one product
+    [points, 1]·[projectionsᵀ; column_bias + stabiliser]: on XLA:CPU, adding the stabiliser to an (n, F) array of log
+    features instead materialised its broadcast and made FAVOR+'s forward 2.3× slower at L = 16 384.
+
+    Attributes:
+      row_log_scale: (n,) the per-row term.
+      points: (n, p) the rows the projection is applied to (the inputs, or a linear transform of them).
+      projections: (F, p) one row per feature (FAVOR+: ω_f; hyperbolic: ±ω_f; a DERF: B ω_f).
+      column_bias: (F,) the per-feature term (zero for FAVOR+ and hyperbolic; ω_fᵀAω_f for a DERF).
+    """
+
+    row_log_scale: jax.Array
+    points: jax.Array
+    projections: jax.Array
+    column_bias: jax.Array
+
+    def logits(self) -> jax.Array:
+        """points·projectionsᵀ + column_bias: (n, F), the log features without the per-row term."""
+        return self.points @ self.projections.T + self.column_bias
+
+
 class Features(NamedTuple):
     """Random features of n points in factored form.
 
@@ -37,28 +64,38 @@ class Features(NamedTuple):
       log_scale: (n,) per-row log of the common positive factor.
       body: (n, F) the remaining factor; |body| ≤ 1 for positive maps, bounded by 1 for trigonometric ones.
       log_body: (n, F) log(body) for positive maps (≤ 0, finite where body underflows); None for signed maps.
+      linear_logits: for positive maps built by :func:`positive_from_projection`, the factors of their log features
+        (log_scale + log_body = row_log_scale + logits(), up to round-off); None otherwise.
     """
 
     log_scale: jax.Array
     body: jax.Array
     log_body: jax.Array | None = None
+    linear_logits: LinearLogits | None = None
 
     def dense(self) -> jax.Array:
         """φ(X): (n, F), the features themselves, so that ``phi(X) @ phi(Y).T`` is the kernel estimate."""
         return jnp.exp(self.log_scale)[:, None] * self.body
 
 
-def positive_from_logits(row_log_scale, logits) -> Features:
-    """Positive features φ = e^{row_log_scale} · e^{logits} (n,), (n, F) in factored form, stabilised per row.
+def positive_from_projection(row_log_scale, points, projections, column_bias=None) -> Features:
+    """Positive features φ = e^{row_log_scale} · e^{points·projectionsᵀ + column_bias} in factored form, stabilised per
+    row: row_log_scale (n,), points (n, p), projections (F, p), column_bias (F,) or None (zero) → (n, F) features.
 
     The row maximum c of the logits moves from the body to the log scale (log body = logits − c ≤ 0), so φ does not
     depend on it: it carries no gradient (``stop_gradient``; reverse mode would otherwise differentiate the maximum,
-    an exact zero that costs a pass over the features). The one constructor of every positive map (FAVOR+,
-    hyperbolic, every DERF).
+    an exact zero that costs a pass over the features). The factors are kept (:class:`LinearLogits`). The one
+    constructor of every positive map (FAVOR+, hyperbolic, every DERF).
     """
+    logits = points @ projections.T
+    if column_bias is None:
+        column_bias = jnp.zeros(projections.shape[0], logits.dtype)
+    else:
+        logits = logits + column_bias
     row_max = jax.lax.stop_gradient(jnp.max(logits, axis=1))
     log_body = logits - row_max[:, None]
-    return Features(row_log_scale + row_max, jnp.exp(log_body), log_body)
+    factors = LinearLogits(row_log_scale, points, projections, column_bias)
+    return Features(row_log_scale + row_max, jnp.exp(log_body), log_body, factors)
 
 
 FeatureMap = Callable[[jax.Array], Features]

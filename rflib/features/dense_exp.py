@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rflib import _checks, fastmath
-from rflib.features.base import Estimator, Features, positive_from_logits
+from rflib.features.base import Estimator, Features, LinearLogits, positive_from_projection
 
 METHODS = ("positive", "gerf", "saderf", "aderf", "sderf")
 """The DERF families that :func:`fit` knows, from the simplest to the richest."""
@@ -400,22 +400,34 @@ def fit(method: str, X, Y, *, eps: float = DEFAULT_EPS) -> DERF:
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def linear_logits(params: DERF, W, X, side: int) -> LinearLogits:
+    """The log features log f⁽ᵏ⁾(ω_m, x_n) = log D + x_nᵀC x_n + x_n·(Bω_m) + ω_mᵀAω_m (FAVOR# eq 9) as factors:
+    row term, points X, projections W Bᵀ (rows Bω_m) and column term (side k = 1 queries, 2 keys).
+
+    No validation (call it on checked inputs, e.g. inside a jitted function). W: (M, d), X: (n, d); the 1/√M
+    normalisation is not included.
+    """
+    B = params.B1 if side == 1 else params.B2
+    C = params.C1 if side == 1 else params.C2
+    row_log_scale = params.log_D + jnp.einsum("nd,de,ne->n", X, C, X)
+    return LinearLogits(row_log_scale, X, W @ B, jnp.einsum("md,de,me->m", W, params.A, W))
+
+
 def logits(params: DERF, W, X, side: int) -> tuple[jax.Array, jax.Array]:
     """The log features split as log f⁽ᵏ⁾(ω_m, x_n) = row_log_scale_n + logits_nm (side k = 1 queries, 2 keys).
 
     No validation (call it on checked inputs, e.g. inside a jitted function). W: (M, d), X: (n, d) →
     (row_log_scale (n,), logits (n, M)); the 1/√M normalisation is not included.
     """
-    B = params.B1 if side == 1 else params.B2
-    C = params.C1 if side == 1 else params.C2
-    logit = X @ (W @ B).T + jnp.einsum("md,de,me->m", W, params.A, W)[None, :]
-    return params.log_D + jnp.einsum("nd,de,ne->n", X, C, X), logit
+    factors = linear_logits(params, W, X, side)
+    return factors.row_log_scale, factors.logits()
 
 
 def side_features(params: DERF, W, X, side: int) -> Features:
     """Unvalidated :func:`query_features` (side 1) or :func:`key_features` (side 2), for use inside jitted code."""
-    row_log_scale, logit = logits(params, W, X, side)
-    return positive_from_logits(row_log_scale - 0.5 * jnp.log(W.shape[0]), logit)
+    factors = linear_logits(params, W, X, side)
+    row_log_scale = factors.row_log_scale - 0.5 * jnp.log(W.shape[0])
+    return positive_from_projection(row_log_scale, factors.points, factors.projections, factors.column_bias)
 
 
 _side_features_jit = jax.jit(side_features, static_argnums=3)
