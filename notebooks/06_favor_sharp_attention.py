@@ -456,7 +456,9 @@ display(Markdown(rec.table()))
 #   stable: re-run on 2026-11-28 for ADERF's new fit, the methods whose fit did not change moved by float32 round-off
 #   that differs between host CPUs (the FAVOR+ kernel's log relative variance on the pretrained model by 1e-4 relative;
 #   SDERF's fine-tuned accuracy at M = 8 by 74.07 → 73.32 %), enough to turn SDERF's lead over FAVOR++ at M = 8 from
-#   scaled to inconclusive (+5.7 ± 2.6 points).
+#   scaled to inconclusive (+5.7 ± 2.6 points). Re-run on 2026-11-29, when bidirectional attention began forming the
+#   queries' shifted log features as one product (the same numbers up to float32 round-off): accuracies moved by
+#   ≤ 0.5 % (SDERF's fine-tuned accuracy at M = 32 87.40 → 87.08 %), no verdict changed.
 # * **Paper scale** ran in full three times. On 2026-11-26 on the 2-core machine: 111 min wall (pretraining 10.4 min,
 #   the 15 fine-tuning runs of 1 500 Adam steps most of the rest). On 2026-11-27 on a lent NVIDIA H200 (JAX 0.11.2,
 #   float32 products at full precision, no TF32): 5.0 min. On 2026-11-28 on an H200 again, after ADERF's fit became

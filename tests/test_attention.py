@@ -506,7 +506,7 @@ def test_gradients_reach_the_projection_through_the_factored_query_logits(key, c
     tangent = jax.random.normal(jax.random.key(5), (21, 4))
     for feature_map in POSITIVE_MAPS.values():
 
-        def loss(W, attend):
+        def loss(W, attend, feature_map=feature_map):
             return jnp.sum(jnp.sin(attend(partial(feature_map, W), Q, K, V)) * tangent)
 
         ours = jax.grad(loss)(W, lambda f, Q, K, V: attention.linear_attention(Q, K, V, f, causal=causal))
