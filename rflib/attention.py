@@ -625,7 +625,9 @@ def _shifted_query_logits(points, projections, bias, key_max, factored):
         return points + (bias + key_max)[None, :]
     ones = jnp.ones(points.shape[:-1] + (1,), points.dtype)
     augmented = jnp.concatenate([points, ones], axis=-1)
-    return augmented @ jnp.concatenate([projections.T, (bias + key_max)[None, :]], axis=0)
+    # full precision: a GPU's default (TF32) would round s_m itself to 10 bits here, an error that does not cancel
+    bias_row = (bias + key_max)[None, :]
+    return jnp.matmul(augmented, jnp.concatenate([projections.T, bias_row], axis=0), precision="highest")
 
 
 def _bidirectional_log_parts(points, projections, bias, k_log, V, factored):
@@ -661,7 +663,8 @@ def _linear_bidirectional_log(points, projections, bias, k_log, V, factored):
 
 def _bidirectional_log_fwd(points, projections, bias, k_log, V, factored):
     out, (q_hat, k_hat, state, denominator) = _bidirectional_log_parts(points, projections, bias, k_log, V, factored)
-    return out, (points, projections, q_hat, k_hat, state, denominator, out, V)
+    kept = points if factored else None  # the projection's gradient needs the points; log features are not kept
+    return out, (kept, projections, q_hat, k_hat, state, denominator, out, V)
 
 
 def _bidirectional_log_bwd(factored, residuals, g):

@@ -501,17 +501,21 @@ def test_gradients_reach_the_projection_through_the_factored_query_logits(key, c
     (:class:`~rflib.features.base.LinearLogits`), so its written-out VJP differentiates that product too: the gradient
     for W equals autodiff of the quadratic reference (float64), positive and hyperbolic maps."""
     kw, kd = jax.random.split(key)
-    Q, K, V = _qkv(kd, L=21, d=6, dv=4, scale=0.7)
     W = projections.orthogonal(kw, 10, 6)
-    tangent = jax.random.normal(jax.random.key(5), (21, 4))
-    for feature_map in POSITIVE_MAPS.values():
+    for batch in ((), (3,)):  # one sequence (called unbatched on the CPU) and a batch (vmapped, W broadcast)
+        Q, K, V = _qkv(kd, L=21, d=6, dv=4, scale=0.7, batch=batch)
+        tangent = jax.random.normal(jax.random.key(5), V.shape)
+        quadratic = partial(_quadratic_positive_attention, causal=causal)
+        for _ in batch:
+            quadratic = jax.vmap(quadratic, in_axes=(None, 0, 0, 0))
+        for feature_map in POSITIVE_MAPS.values():
 
-        def loss(W, attend, feature_map=feature_map):
-            return jnp.sum(jnp.sin(attend(partial(feature_map, W), Q, K, V)) * tangent)
+            def loss(W, attend, feature_map=feature_map, Q=Q, K=K, V=V, tangent=tangent):
+                return jnp.sum(jnp.sin(attend(partial(feature_map, W), Q, K, V)) * tangent)
 
-        ours = jax.grad(loss)(W, lambda f, Q, K, V: attention.linear_attention(Q, K, V, f, causal=causal))
-        expected = jax.grad(loss)(W, lambda f, Q, K, V: _quadratic_positive_attention(f, Q, K, V, causal))
-        np.testing.assert_allclose(ours, expected, rtol=1e-10, atol=1e-12)
+            ours = jax.grad(loss)(W, lambda f, Q, K, V: attention.linear_attention(Q, K, V, f, causal=causal))
+            expected = jax.grad(loss)(W, quadratic)
+            np.testing.assert_allclose(ours, expected, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -543,12 +547,13 @@ def test_a_positive_map_without_factors_gives_the_same_attention_and_gradients(k
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_favor_sharp_gradients_equal_autodiff_of_the_quadratic_definition(key, causal):
-    """FAVOR# goes through the same written-out VJPs (its fitted parameters are stop-gradient by design)."""
+    """FAVOR# goes through the same written-out VJPs (its fitted parameters are stop-gradient by design), the
+    projection W included (bidirectionally through the per-sequence factored product W Bᵀ)."""
     kw, kd = jax.random.split(key)
     Q, K, V = _qkv(kd, L=19, d=5, dv=3, scale=0.6)
     W = projections.orthogonal(kw, 8, 5)
 
-    def quadratic(Q, K, V):
+    def quadratic(Q, K, V, W):
         params = jax.lax.stop_gradient(dense_exp.fit("sderf", Q, K))
         est = dense_exp.estimator(params, W)
         scores = est.query_features(Q).dense() @ est.key_features(K).dense().T
@@ -556,13 +561,13 @@ def test_favor_sharp_gradients_equal_autodiff_of_the_quadratic_definition(key, c
         return scores @ V / jnp.sum(scores, axis=1, keepdims=True)
 
     def loss(attend):
-        return lambda Q, K, V: jnp.sum(jnp.cos(attend(Q, K, V)))
+        return lambda Q, K, V, W: jnp.sum(jnp.cos(attend(Q, K, V, W)))
 
     ours = jax.grad(
-        loss(lambda Q, K, V: attention.favor_sharp_attention(Q, K, V, W, causal=causal, chunk_size=4)),
-        argnums=(0, 1, 2),
-    )(Q, K, V)
-    expected = jax.grad(loss(quadratic), argnums=(0, 1, 2))(Q, K, V)
+        loss(lambda Q, K, V, W: attention.favor_sharp_attention(Q, K, V, W, causal=causal, chunk_size=4)),
+        argnums=(0, 1, 2, 3),
+    )(Q, K, V, W)
+    expected = jax.grad(loss(quadratic), argnums=(0, 1, 2, 3))(Q, K, V, W)
     for got, want in zip(ours, expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
 

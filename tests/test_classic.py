@@ -151,8 +151,9 @@ def test_uniform_log_mse_entry_point_dispatches_by_kind(key):
 
 
 def test_side_by_side_is_the_column_concatenation():
-    """The feature maps join sin/cos and ±ω blocks with ``base.side_by_side`` (a stack + reshape for blocks of one
-    shape, faster on XLA:CPU): it must be ``jnp.concatenate(…, axis=1)`` exactly, in column order."""
+    """Feature maps join blocks of one shape (the complex-exponential cos/sin halves, ``base.concat``) with
+    ``base.side_by_side`` (a stack + reshape, faster on XLA:CPU): it must be ``jnp.concatenate(…, axis=1)`` exactly,
+    in column order."""
     from rflib.features.base import side_by_side
 
     a, b, c = (jnp.arange(12.0).reshape(3, 4) + 100 * k for k in range(3))
@@ -164,18 +165,40 @@ def test_side_by_side_is_the_column_concatenation():
 
 @pytest.mark.parametrize("method", ["positive", "hyperbolic", "gerf", "saderf", "aderf", "sderf"])
 def test_positive_maps_carry_the_factors_of_their_log_features(key, method):
-    """Every positive map keeps the factors it builds its log features from (``Features.linear_logits``):
-    row term + points·projectionsᵀ + column term equals log_scale + log_body (float64), for queries and keys."""
+    """Every positive map keeps the factors it builds its log features from (``Features.linear_logits``): row term +
+    points·projectionsᵀ + column term equals the log features written out from the textbook formulas (float64) —
+    FAVOR+ −‖x‖²/2 − ½ log m + ωᵀx, hyperbolic the same with ±ω and 2m, a DERF log D + xᵀCx + (Bω)ᵀx + ωᵀAω − ½ log M
+    (FAVOR# eq 9) — and log_scale + log_body, for queries and keys."""
     kw, kx, ky = jax.random.split(key, 3)
     X, Y = 0.6 * jax.random.normal(kx, (9, 5)), 0.6 * jax.random.normal(ky, (11, 5))
     W = jax.random.normal(kw, (7, 5))
+    m = W.shape[0]
     if method in ("positive", "hyperbolic"):
         fmap = features.positive_features if method == "positive" else features.hyperbolic_features
-        sides = [fmap(W, X), fmap(W, Y)]
+        omegas = W if method == "positive" else np.concatenate([W, -W])
+        sides = []
+        for Z in (X, Y):
+            textbook = -0.5 * np.sum(Z**2, 1)[:, None] - 0.5 * np.log(len(omegas)) + np.asarray(Z) @ omegas.T
+            sides.append((fmap(W, Z), textbook))
     else:
         params = features.dense_exp.fit(method, X, Y)
-        sides = [features.dense_exp.query_features(params, W, X), features.dense_exp.key_features(params, W, Y)]
-    for phi in sides:
+        A, log_D = np.asarray(params.A), float(params.log_D)
+        sides = []
+        for phi, Z, B, C in (
+            (features.dense_exp.query_features(params, W, X), X, params.B1, params.C1),
+            (features.dense_exp.key_features(params, W, Y), Y, params.B2, params.C2),
+        ):
+            Z, B, C, Wn = (np.asarray(a) for a in (Z, B, C, W))
+            textbook = (
+                log_D
+                + np.einsum("nd,de,ne->n", Z, C, Z)[:, None]
+                + Z @ (Wn @ B).T
+                + np.einsum("md,de,me->m", Wn, A, Wn)[None, :]
+                - 0.5 * np.log(m)
+            )
+            sides.append((phi, textbook))
+    for phi, textbook in sides:
         factors = phi.linear_logits
         rebuilt = factors.row_log_scale[:, None] + factors.logits()
-        np.testing.assert_allclose(rebuilt, phi.log_scale[:, None] + phi.log_body, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(rebuilt, textbook, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(phi.log_scale[:, None] + phi.log_body, textbook, rtol=1e-12, atol=1e-12)

@@ -38,7 +38,7 @@ class LinearLogits(NamedTuple):
 
     Attention adds its per-feature stabiliser to ``column_bias`` and forms the sum as one product
     [points, 1]·[projectionsᵀ; column_bias + stabiliser]: on XLA:CPU, adding the stabiliser to an (n, F) array of log
-    features instead materialised its broadcast and made FAVOR+'s forward 2.3× slower at L = 16 384.
+    features instead materialised its broadcast: FAVOR+'s forward took 64.9 ms instead of 27.6 ms at L = 16 384.
 
     Attributes:
       row_log_scale: (n,) the per-row term.
