@@ -245,9 +245,7 @@ def _linear_attention(Q, K, V, arrays, spec, causal, chunk_size):
     phi_q, phi_k = _as_features(query_map(flat_q)), _as_features(key_map(flat_k))
     positive = phi_q.log_body is not None and phi_k.log_body is not None
     if positive:  # stabilised per feature, always
-        phi_k_log = _log_factors(phi_k)
-        k_log = phi_k_log.row_log_scale[:, None] + _logits(phi_k_log)
-        out = _attend_log(_log_factors(phi_q), k_log, V, causal, chunk_size)
+        out = _attend_log(_log_factors(phi_q), _full_log(_log_factors(phi_k)), V, causal, chunk_size)
     else:
         out, _ = _attend(phi_q.body, phi_k.log_scale, phi_k.body, V, causal, chunk_size)
     screen = _checks.sums_finite(Q, K, V, *arrays)
@@ -415,8 +413,7 @@ def _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps):
 
     def log_features(q, k):
         params = fitted(q, k)
-        k_factors = dense_exp.linear_logits(params, W, k, 2)
-        return dense_exp.linear_logits(params, W, q, 1), k_factors.row_log_scale[:, None] + k_factors.logits()
+        return dense_exp.linear_logits(params, W, q, 1), _full_log(dense_exp.linear_logits(params, W, k, 2))
 
     q_factors, k_log = jax.vmap(log_features)(Q.reshape(-1, Q.shape[-2], d), K.reshape(-1, K.shape[-2], d))
     out = _attend_log(q_factors, k_log, V, causal, chunk_size)
@@ -442,7 +439,12 @@ def _logits(factors: LinearLogits) -> jax.Array:
     """The log features without the per-row term: (..., n, F) from any :func:`_log_factors` (batched too)."""
     if not _is_factored(factors):
         return factors.points + factors.column_bias[..., None, :]
-    return factors.points @ jnp.swapaxes(factors.projections, -1, -2) + factors.column_bias[..., None, :]
+    return factors.logits()
+
+
+def _full_log(factors: LinearLogits) -> jax.Array:
+    """The log features with the per-row term, (n, F): the keys' side of :func:`_attend_log`."""
+    return factors.row_log_scale[:, None] + _logits(factors)
 
 
 def _attend_log(q: LinearLogits, k_log, V, causal, chunk_size):

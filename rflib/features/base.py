@@ -53,8 +53,9 @@ class LinearLogits(NamedTuple):
     column_bias: jax.Array
 
     def logits(self) -> jax.Array:
-        """points·projectionsᵀ + column_bias: (n, F), the log features without the per-row term."""
-        return self.points @ self.projections.T + self.column_bias
+        """points·projectionsᵀ + column_bias: (..., n, F), the log features without the per-row term (leading batch
+        axes, if any, shared by every field)."""
+        return self.points @ jnp.swapaxes(self.projections, -1, -2) + self.column_bias[..., None, :]
 
 
 class Features(NamedTuple):
