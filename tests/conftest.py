@@ -82,4 +82,35 @@ def pytest_xdist_make_scheduler(config, log):
             path = super()._split_scope(nodeid)
             return "notebook runs and book" if _is_notebook_file(path) else path
 
+        def remove_node(self, node):
+            """A crashed worker's files go back to the queue without the test it crashed on (xdist has already
+            reported that one failed) and without the files it finished. xdist 3.8.0 requeues both: the replacement
+            worker reran the crash, then every worker waited forever on files with nothing left to run
+            (pytest-xdist#1323, #1371, #1378), and a CI run hung until its time limit."""
+            workload = self.assigned_work.pop(node)
+            unfinished = {scope: unit for scope, unit in workload.items() if not all(unit.values())}
+            if not unfinished:
+                return None
+            crashed_unit = next(iter(unfinished.values()))  # a worker runs its files in the order it was given them
+            crashitem = next(nodeid for nodeid, done in crashed_unit.items() if not done)
+            crashed_unit[crashitem] = True
+            for scope, unit in reversed(unfinished.items()):
+                if not all(unit.values()):
+                    self.workqueue[scope] = unit
+                    self.workqueue.move_to_end(scope, last=False)
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashitem
+
+        def _reschedule(self, node) -> None:
+            """Give ``node`` files until it holds more than two tests, then, once the queue is empty, shut it down.
+            A worker runs a test only when it knows the next one (or is told to stop): xdist 3.8.0 gave a
+            replacement worker one file, and a file of one test left it waiting forever (pytest-xdist#1327)."""
+            if node.shutting_down:
+                return
+            while self.workqueue and self._pending_of(self.assigned_work[node]) <= 2:
+                self._assign_work_unit(node)
+            if not self.workqueue:
+                node.shutdown()
+
     return NotebooksTogether(config, log)

@@ -3,7 +3,10 @@ in the same worker. A CI run once failed because it did not (xdist's ``loadgroup
 pytest 9, so the book re-ran notebook 08 while another worker ran it into the same staging directory).
 
 A tiny suite with the same file names is run in a subprocess with the Makefile's own xdist options and this
-repository's conftest; each test records which worker ran it, in which order."""
+repository's conftest; each test records which worker ran it, in which order.
+
+A worker that crashes (a segmentation fault inside XLA's compiler took one down in CI) must cost one failed test, not
+the run: xdist 3.8.0's file scheduler reran the crash in the replacement worker and then hung until CI's time limit."""
 
 import json
 import re
@@ -38,8 +41,8 @@ def test_the_grouped_files_exist():
     assert all((ROOT / "tests" / name).is_file() for name in conftest.NOTEBOOK_FILES), conftest.NOTEBOOK_FILES
 
 
-def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path):
-    log = tmp_path / "order.jsonl"
+def _suite_with_this_conftest(tmp_path: Path) -> Path:
+    """An empty test folder whose conftest uses this repository's ordering and scheduling hooks."""
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "conftest.py").write_text(
@@ -49,6 +52,18 @@ def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path
         "pytest_collection_modifyitems = repo.pytest_collection_modifyitems\n"
         "pytest_xdist_make_scheduler = repo.pytest_xdist_make_scheduler\n"
     )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    return tests
+
+
+def _run_with_makefile_options(tmp_path: Path) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", *_makefile_dist_options()]
+    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path):
+    log = tmp_path / "order.jsonl"
+    tests = _suite_with_this_conftest(tmp_path)
     header = RECORDING_TEST.format(log=str(log))
     runs = [f"{i:02d}_notebook" for i in range(6)]
     (tests / "test_notebooks.py").write_text(
@@ -59,10 +74,8 @@ def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path
     (tests / "test_notebooks_book.py").write_text(header + "def test_book():\n    record('book')\n")
     for other in ("test_alpha.py", "test_zeta.py"):
         (tests / other).write_text(header + f"def test_other():\n    time.sleep(0.2)\n    record({other!r})\n")
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
 
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", *_makefile_dist_options()]
-    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = _run_with_makefile_options(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
 
     records = [json.loads(line) for line in log.read_text().splitlines()]
@@ -70,3 +83,32 @@ def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path
     assert {worker for worker, _ in notebook_side} != {"main"}, "the suite did not run in xdist workers"
     assert len({worker for worker, _ in notebook_side}) == 1, f"notebook runs and book split over workers: {records}"
     assert [name for _, name in notebook_side] == [*runs, "book"], f"the book must follow every run: {records}"
+
+
+def test_a_crashed_worker_costs_one_failed_test_and_the_run_goes_on(tmp_path):
+    """A test that kills its worker (SIGSEGV, as XLA's compiler once did) in the middle of a file: the run ends, that
+    test fails once, and every other test, the rest of its file included, runs exactly once."""
+    log = tmp_path / "order.jsonl"
+    tests = _suite_with_this_conftest(tmp_path)
+    header = RECORDING_TEST.format(log=str(log)) + "import signal\n"
+    (tests / "test_crash.py").write_text(
+        header
+        + "def test_before():\n    time.sleep(0.2)\n    record('before')\n"
+        + "def test_crash():\n    record('crash')\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
+        + "def test_after():\n    record('after')\n"
+        + "def test_last():\n    record('last')\n"
+    )
+    others = [f"test_{name}.py" for name in ("a", "c", "d", "e", "f")]
+    for other in others:
+        (tests / other).write_text(header + f"def test_other():\n    time.sleep(0.3)\n    record({other!r})\n")
+
+    try:
+        done = _run_with_makefile_options(tmp_path)
+    except subprocess.TimeoutExpired as hung:
+        raise AssertionError(f"the run hung after the worker crashed: {hung.stdout}") from None
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert re.search(r"\b1 failed, 8 passed\b", done.stdout), done.stdout
+    assert "crashed while running 'tests/test_crash.py::test_crash'" in done.stdout, done.stdout
+    names = sorted(name for _, name in (json.loads(line) for line in log.read_text().splitlines()))
+    assert names == sorted(["before", "crash", "after", "last", *others]), f"each test must run once: {names}"
