@@ -604,19 +604,25 @@ def _linear_causal_log(q_log, k_log, V, chunk_size):
     values = jnp.pad(values, ((0, 0), (0, pad), (0, 0)))
     real = (jnp.arange(n_chunks * chunk_size) < L).reshape(n_chunks, chunk_size)
 
-    def chunks(a):
+    def chunks(a):  # (B, n·C, ...) → (n, B, C, ...); one sequence: (n, C, ...), its batch axis added per chunk
+        if B == 1:  # XLA:CPU copied (n, 1, C, ...) into the scan's layout: three L × F copies, a fifth of the forward
+            return a.reshape((n_chunks, chunk_size) + a.shape[2:])
         return jnp.moveaxis(a.reshape((B, n_chunks, chunk_size) + a.shape[2:]), 1, 0)
 
     def step(carry, xs):
-        out, new_state, new_max = _causal_chunk(*xs[:3], *carry, xs[3])
-        return (new_state, new_max), out
+        q_c, k_c, values_c, real_c = xs
+        if B == 1:
+            q_c, k_c, values_c = q_c[None], k_c[None], values_c[None]
+        out, new_state, new_max = _causal_chunk(q_c, k_c, values_c, *carry, real_c)
+        return (new_state, new_max), out[0] if B == 1 else out
 
     init = (
         jnp.zeros((B, F, values.shape[-1]), q_log.dtype),
         jnp.full((B, F), -jnp.inf, q_log.dtype),
     )
     _, out = jax.lax.scan(step, init, (chunks(q_log), chunks(k_log), chunks(values), real))
-    return jnp.moveaxis(out, 0, 1).reshape(B, n_chunks * chunk_size, V.shape[-1])[:, :L]
+    out = out if B == 1 else jnp.moveaxis(out, 0, 1)
+    return out.reshape(B, n_chunks * chunk_size, V.shape[-1])[:, :L]
 
 
 def _shifted_query_logits(points, projections, bias, key_max, factored):
