@@ -551,7 +551,8 @@ def _causal_chunk_fwd(q, k, values, state, state_max, real_rows):
         lambda: _chunk_exact(q, k, values, state, state_max)[0],
         lambda: rows[..., :-1] / rows[..., -1:],
     )
-    residuals = (q, k, values, state, state_max, needs_exact, q_hat, k_hat, scores, earlier, safe_max, rows, out)
+    # earlier is state rescaled, and only the denominators of rows are needed: neither is kept (two stacks fewer)
+    residuals = (q, k, values, state, state_max, needs_exact, q_hat, k_hat, scores, safe_max, rows[..., -1:], out)
     return (out, new_state, new_max), residuals
 
 
@@ -561,11 +562,12 @@ def _causal_chunk_bwd(residuals, cotangents):
     ∂/∂ṽ_j = Σ_{i≥j} scores_ij h_i + k̂_j G, and the earlier state gets q̂ᵀh + G, rescaled to its own maximum. The
     maxima carry no gradient (they cancel exactly). A chunk that needed the token-by-token path differentiates
     that path instead (autodiff of :func:`_chunk_exact`, this chunk only)."""
-    q, k, values, state, state_max, needs_exact, q_hat, k_hat, scores, earlier, safe_max, rows, out = residuals
+    q, k, values, state, state_max, needs_exact, q_hat, k_hat, scores, safe_max, denominator, out = residuals
     g_out, g_state, _ = cotangents
 
     def fast():
-        h = jnp.concatenate([g_out, -jnp.sum(g_out * out, axis=-1, keepdims=True)], axis=-1) / rows[..., -1:]
+        earlier = state * jnp.exp(state_max - safe_max)[..., None]
+        h = jnp.concatenate([g_out, -jnp.sum(g_out * out, axis=-1, keepdims=True)], axis=-1) / denominator
         lower = jnp.tril(jnp.ones(scores.shape[1:], dtype=bool))
         pair = jnp.where(lower, jnp.einsum("biv,bjv->bij", h, values), 0.0)  # h_i·ṽ_j where j ≤ i
         d_q = q_hat * (pair @ k_hat + h @ jnp.swapaxes(earlier, 1, 2))
