@@ -510,17 +510,26 @@ def _chunk_fast(q, k, values, state, state_max):
     (B, C, d_v + 1) in units of e^{c_i}, the new state and maximum, and what the gradient reuses.
     """
     C = q.shape[1]
-    new_max = jax.lax.stop_gradient(jnp.maximum(state_max, jnp.max(k, axis=1)))  # maxima cancel: no gradient
-    safe_max = jnp.where(jnp.isfinite(new_max), new_max, 0.0)
-    k_hat = jnp.exp(k - safe_max[:, None, :])
-    shifted = q + new_max[:, None, :]
-    q_hat = jnp.exp(shifted - jax.lax.stop_gradient(jnp.max(shifted, axis=-1, keepdims=True)))
+    new_max, safe_max, q_hat, k_hat = _chunk_features(q, k, state_max)
     earlier = state * jnp.exp(state_max - safe_max)[..., None]
     lower = jnp.tril(jnp.ones((C, C), dtype=bool))
     scores = jnp.where(lower, jnp.einsum("bif,bjf->bij", q_hat, k_hat), 0.0)
     rows = scores @ values + q_hat @ earlier
     new_state = earlier + jnp.einsum("bjf,bjv->bfv", k_hat, values)
-    return rows, new_state, new_max, (q_hat, k_hat, scores, earlier, safe_max)
+    return rows, new_state, new_max, (scores, safe_max)
+
+
+def _chunk_features(q, k, state_max):
+    """A chunk's maxima and stabilised features: new_max = max(state_max, max_j k_j) (B, F), it with −∞ read as 0,
+    k̂ = e^{k − new_max} and q̂ = e^{q + new_max − c} (B, C, F), c the row maxima. The maxima carry no gradient (they
+    cancel). The gradient recomputes q̂ and k̂ from q and k, which it keeps anyway: two exponentials per element cost
+    less than storing two more L × F arrays."""
+    new_max = jax.lax.stop_gradient(jnp.maximum(state_max, jnp.max(k, axis=1)))
+    safe_max = jnp.where(jnp.isfinite(new_max), new_max, 0.0)
+    k_hat = jnp.exp(k - safe_max[:, None, :])
+    shifted = q + new_max[:, None, :]
+    q_hat = jnp.exp(shifted - jax.lax.stop_gradient(jnp.max(shifted, axis=-1, keepdims=True)))
+    return new_max, safe_max, q_hat, k_hat
 
 
 def _chunk_exact(q, k, values, state, state_max):
@@ -544,15 +553,15 @@ def _causal_chunk(q, k, values, state, state_max, real_rows):
 
 
 def _causal_chunk_fwd(q, k, values, state, state_max, real_rows):
-    rows, new_state, new_max, (q_hat, k_hat, scores, earlier, safe_max) = _chunk_fast(q, k, values, state, state_max)
+    rows, new_state, new_max, (scores, safe_max) = _chunk_fast(q, k, values, state, state_max)
     needs_exact = jnp.any(real_rows[None, :] & ~(rows[..., -1] >= _trusted_floor(q.dtype)))
     out = jax.lax.cond(
         needs_exact,
         lambda: _chunk_exact(q, k, values, state, state_max)[0],
         lambda: rows[..., :-1] / rows[..., -1:],
     )
-    # earlier is state rescaled, and only the denominators of rows are needed: neither is kept (two stacks fewer)
-    residuals = (q, k, values, state, state_max, needs_exact, q_hat, k_hat, scores, safe_max, rows[..., -1:], out)
+    # kept per chunk: the inputs, scores, denominators and output; q̂, k̂ and the rescaled state are recomputed
+    residuals = (q, k, values, state, state_max, needs_exact, scores, rows[..., -1:], out)
     return (out, new_state, new_max), residuals
 
 
@@ -562,10 +571,11 @@ def _causal_chunk_bwd(residuals, cotangents):
     ∂/∂ṽ_j = Σ_{i≥j} scores_ij h_i + k̂_j G, and the earlier state gets q̂ᵀh + G, rescaled to its own maximum. The
     maxima carry no gradient (they cancel exactly). A chunk that needed the token-by-token path differentiates
     that path instead (autodiff of :func:`_chunk_exact`, this chunk only)."""
-    q, k, values, state, state_max, needs_exact, q_hat, k_hat, scores, safe_max, denominator, out = residuals
+    q, k, values, state, state_max, needs_exact, scores, denominator, out = residuals
     g_out, g_state, _ = cotangents
 
     def fast():
+        _, safe_max, q_hat, k_hat = _chunk_features(q, k, state_max)
         earlier = state * jnp.exp(state_max - safe_max)[..., None]
         h = jnp.concatenate([g_out, -jnp.sum(g_out * out, axis=-1, keepdims=True)], axis=-1) / denominator
         lower = jnp.tril(jnp.ones(scores.shape[1:], dtype=bool))
