@@ -503,7 +503,7 @@ def _causal_tokens(q_log, k_log, values, state, state_max):
 
 
 def _chunk_fast(q, k, values, state, state_max):
-    """One causal chunk by the chunk-level per-feature maxima (the fast path of :func:`_causal_chunk`).
+    """One causal chunk by the chunk-level per-feature maxima (the fast path of :func:`_causal_chunk_fwd`).
 
     q, k: (B, C, F) log features; values: (B, C, d_v + 1) (values and a ones column); state: (B, F, d_v + 1), the
     sums Σ_j e^{k_jm − state_max_m}(v_j, 1) over earlier chunks; state_max: (B, F). Returns the unnormalised rows
@@ -540,39 +540,32 @@ def _chunk_exact(q, k, values, state, state_max):
     return rows[..., :-1] / rows[..., -1:], new_state, new_max
 
 
-@jax.custom_vjp
-def _causal_chunk(q, k, values, state, state_max, real_rows):
-    """One chunk of causal positive-feature attention, stabilised per feature, with a written-out gradient.
-
-    q, k: (B, C, F) log features; values: (B, C, d_v + 1); state, state_max: the prefix carried by the scan of
-    :func:`_linear_causal_log`; real_rows: (C,) which rows are not padding. Returns the normalised output
-    (B, C, d_v), the new state and the new maximum. Where a real row's denominator falls below √tiny the chunk is
-    redone token by token (``lax.cond``), in the gradient too.
-    """
-    return _causal_chunk_fwd(q, k, values, state, state_max, real_rows)[0]
-
-
 def _causal_chunk_fwd(q, k, values, state, state_max, real_rows):
-    rows, new_state, new_max, (scores, safe_max) = _chunk_fast(q, k, values, state, state_max)
+    """One chunk of causal positive-feature attention, stabilised per feature: the step of :func:`_causal_scan`.
+
+    q, k: (B, C, F) log features; values: (B, C, d_v + 1); state, state_max: the prefix carried by the scan;
+    real_rows: (C,) which rows are not padding. Returns the normalised output (B, C, d_v), the new state and maximum,
+    and what the gradient keeps of this chunk. Where a real row's denominator falls below √tiny the chunk is redone
+    token by token (``lax.cond``), in the gradient too.
+    """
+    rows, new_state, new_max, (scores, _) = _chunk_fast(q, k, values, state, state_max)
     needs_exact = jnp.any(real_rows[None, :] & ~(rows[..., -1] >= _trusted_floor(q.dtype)))
     out = jax.lax.cond(
         needs_exact,
         lambda: _chunk_exact(q, k, values, state, state_max)[0],
         lambda: rows[..., :-1] / rows[..., -1:],
     )
-    # kept per chunk: the inputs, scores, denominators and output; q̂, k̂ and the rescaled state are recomputed
-    residuals = (q, k, values, state, state_max, needs_exact, scores, rows[..., -1:], out)
-    return (out, new_state, new_max), residuals
+    # kept per chunk: the incoming prefix, scores and denominators; q̂, k̂ and the rescaled state are recomputed
+    return out, new_state, new_max, (state, state_max, needs_exact, scores, rows[..., -1:])
 
 
-def _causal_chunk_bwd(residuals, cotangents):
+def _causal_chunk_bwd(q, k, values, out, kept, g_out, g_state):
     """The chunk's vector-Jacobian product. With h_i = (g_i, −g_i·o_i)/D̂_i and G the cotangent of the new state:
     ∂/∂q_im = q̂_im (Σ_{j≤i} k̂_jm h_i·ṽ_j + (earlier h_i)_m), ∂/∂k_jm = k̂_jm (Σ_{i≥j} q̂_im h_i·ṽ_j + ṽ_j·G_m),
     ∂/∂ṽ_j = Σ_{i≥j} scores_ij h_i + k̂_j G, and the earlier state gets q̂ᵀh + G, rescaled to its own maximum. The
     maxima carry no gradient (they cancel exactly). A chunk that needed the token-by-token path differentiates
-    that path instead (autodiff of :func:`_chunk_exact`, this chunk only)."""
-    q, k, values, state, state_max, needs_exact, scores, denominator, out = residuals
-    g_out, g_state, _ = cotangents
+    that path instead (autodiff of :func:`_chunk_exact`, this chunk only). Returns (∂q, ∂k, ∂values, ∂state)."""
+    state, state_max, needs_exact, scores, denominator = kept
 
     def fast():
         _, safe_max, q_hat, k_hat = _chunk_features(q, k, state_max)
@@ -590,21 +583,89 @@ def _causal_chunk_bwd(residuals, cotangents):
         _, vjp = jax.vjp(lambda *a: _chunk_exact(*a, state_max)[:2], q, k, values, state)
         return vjp((g_out, g_state))
 
-    d_q, d_k, d_values, d_state = jax.lax.cond(needs_exact, exact, fast)
-    return d_q, d_k, d_values, d_state, jnp.zeros_like(state_max), None
+    return jax.lax.cond(needs_exact, exact, fast)
 
 
-_causal_chunk.defvjp(_causal_chunk_fwd, _causal_chunk_bwd)
+def _to_chunks(a, chunk_size: int):
+    """(B, n·C, ...) → (n, B, C, ...): the scan's axis first. One sequence becomes (n, C, ...), a reshape: XLA:CPU
+    copied the (n, 1, C, ...) layout into the scan's, three L × F copies, a fifth of the forward."""
+    B, length = a.shape[:2]
+    if B == 1:
+        return a.reshape((length // chunk_size, chunk_size) + a.shape[2:])
+    return jnp.moveaxis(a.reshape((B, length // chunk_size, chunk_size) + a.shape[2:]), 1, 0)
+
+
+def _from_chunks(a, B: int):
+    """The inverse of :func:`_to_chunks`: (n, B, C, ...) (or (n, C, ...) for one sequence) → (B, n·C, ...)."""
+    if B == 1:
+        return a.reshape((1, -1) + a.shape[2:])
+    a = jnp.moveaxis(a, 0, 1)
+    return a.reshape(a.shape[:1] + (-1,) + a.shape[3:])
+
+
+def _chunk_axes(B: int):
+    """(add, remove) the batch axis of one sequence's chunks inside a scan step (:func:`_to_chunks`); else identity."""
+    if B == 1:
+        return (lambda a: a[None]), (lambda a: a[0])
+    return (lambda a: a), (lambda a: a)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(4,))
+def _causal_scan(q, k, values, real, chunk_size):
+    """Causal positive-feature attention over padded sequences, with a written-out gradient.
+
+    q, k: (B, n·C, F) log features (keys padded with −∞); values: (B, n·C, d_v + 1) (values and a ones column);
+    real: (n, C) which rows are not padding. Returns (B, n·C, d_v). The batch stays inside the scan so that the
+    exact fallback (:func:`_causal_tokens`) runs for a chunk only when one of its rows needs it. The gradient is a
+    reverse scan over the chunks that reads q, k and values themselves (no per-chunk copies) and keeps one prefix
+    state per chunk, O(L·F·d_v / chunk_size), never one per token.
+    """
+    return _causal_scan_fwd(q, k, values, real, chunk_size)[0]
+
+
+def _causal_scan_fwd(q, k, values, real, chunk_size):
+    B, F = q.shape[0], q.shape[-1]
+
+    add, remove = _chunk_axes(B)
+
+    def step(carry, xs):
+        q_c, k_c, values_c, real_c = xs
+        out, new_state, new_max, kept = _causal_chunk_fwd(add(q_c), add(k_c), add(values_c), *carry, real_c)
+        return (new_state, new_max), (remove(out), kept)
+
+    init = (jnp.zeros((B, F, values.shape[-1]), q.dtype), jnp.full((B, F), -jnp.inf, q.dtype))
+    chunked = (_to_chunks(q, chunk_size), _to_chunks(k, chunk_size), _to_chunks(values, chunk_size), real)
+    _, (out, kept) = jax.lax.scan(step, init, chunked)
+    return _from_chunks(out, B), (q, k, values, real, out, kept)
+
+
+def _causal_scan_bwd(chunk_size, residuals, g):
+    q, k, values, real, out, kept = residuals
+    B = q.shape[0]
+
+    add, remove = _chunk_axes(B)
+
+    def step(g_state, xs):
+        q_c, k_c, values_c, out_c, kept_c, g_c = xs
+        chunk = (add(q_c), add(k_c), add(values_c), add(out_c), kept_c, add(g_c))
+        d_q, d_k, d_values, d_state = _causal_chunk_bwd(*chunk, g_state)
+        return d_state, (remove(d_q), remove(d_k), remove(d_values))
+
+    init = jnp.zeros((B, q.shape[-1], values.shape[-1]), q.dtype)
+    chunked = tuple(_to_chunks(a, chunk_size) for a in (q, k, values))
+    _, grads = jax.lax.scan(step, init, (*chunked, out, kept, _to_chunks(g, chunk_size)), reverse=True)
+    d_q, d_k, d_values = (_from_chunks(d, B) for d in grads)
+    return d_q, d_k, d_values, None
+
+
+_causal_scan.defvjp(_causal_scan_fwd, _causal_scan_bwd)
 
 
 @partial(jax.jit, static_argnames="chunk_size")
 def _linear_causal_log(q_log, k_log, V, chunk_size):
     """Causal positive-feature attention from full log features, stabilised per feature (module docstring).
 
-    q_log: (B, L, F), k_log: (B, L, F), V: (B, L, d_v) → (B, L, d_v). The batch stays inside the scan so that the
-    exact fallback (:func:`_causal_tokens`) runs for a chunk only when one of its rows needs it. Reverse mode goes
-    through :func:`_causal_chunk`'s written-out gradient: it keeps one prefix state per chunk, O(L·F·d_v / chunk_size),
-    never one per token.
+    q_log: (B, L, F), k_log: (B, L, F), V: (B, L, d_v) → (B, L, d_v), chunk by chunk (:func:`_causal_scan`).
     """
     B, L, F = q_log.shape
     n_chunks = math.ceil(L / chunk_size)
@@ -615,26 +676,7 @@ def _linear_causal_log(q_log, k_log, V, chunk_size):
     k_log = jnp.pad(k_log, ((0, 0), (0, pad), (0, 0)), constant_values=-jnp.inf)
     values = jnp.pad(values, ((0, 0), (0, pad), (0, 0)))
     real = (jnp.arange(n_chunks * chunk_size) < L).reshape(n_chunks, chunk_size)
-
-    def chunks(a):  # (B, n·C, ...) → (n, B, C, ...); one sequence: (n, C, ...), its batch axis added per chunk
-        if B == 1:  # XLA:CPU copied (n, 1, C, ...) into the scan's layout: three L × F copies, a fifth of the forward
-            return a.reshape((n_chunks, chunk_size) + a.shape[2:])
-        return jnp.moveaxis(a.reshape((B, n_chunks, chunk_size) + a.shape[2:]), 1, 0)
-
-    def step(carry, xs):
-        q_c, k_c, values_c, real_c = xs
-        if B == 1:
-            q_c, k_c, values_c = q_c[None], k_c[None], values_c[None]
-        out, new_state, new_max = _causal_chunk(q_c, k_c, values_c, *carry, real_c)
-        return (new_state, new_max), out[0] if B == 1 else out
-
-    init = (
-        jnp.zeros((B, F, values.shape[-1]), q_log.dtype),
-        jnp.full((B, F), -jnp.inf, q_log.dtype),
-    )
-    _, out = jax.lax.scan(step, init, (chunks(q_log), chunks(k_log), chunks(values), real))
-    out = out if B == 1 else jnp.moveaxis(out, 0, 1)
-    return out.reshape(B, n_chunks * chunk_size, V.shape[-1])[:, :L]
+    return _causal_scan(q_log, k_log, values, real, chunk_size)[:, :L]
 
 
 def _shifted_query_logits(points, projections, bias, key_max, factored):
