@@ -289,8 +289,21 @@ rec.record(
 # 54 ± 3 / 63 ± 1 / 45 ± 2 %, grad / fwd 2.05 ± 0.11 / 2.37 ± 0.04 / 2.74 ± 0.06, Performer forward
 # 1.15 ± 0.09 / 1.42 ± 0.05 / 1.83 ± 0.03 and causal 1.01 ± 0.02 / 1.13 ± 0.03 / 1.14 ± 0.02; its wall-time claim
 # (§6) read fails against the "holds" then documented (notebook 06, re-run that day in a slow spell, took 15.4 min),
-# so that claim now documents the slow spells, and (d), the next run, is the committed one. A quarter less gradient
+# so that claim now documents the slow spells, and (d), the next run, was committed. A quarter less gradient
 # memory in every run (16 / 64 / 517 MiB against 21 / 84 / 675).
+#
+# **Changed later on 2026-11-29: the causal path.** Its chunks of one sequence are now a reshape (XLA:CPU had copied
+# q, k and values into the scan's layout, a fifth of the forward), and its gradient is one written-out VJP over the
+# whole chunk scan that reads q, k and values themselves and recomputes q̂ and k̂, instead of per-chunk copies of all
+# five. Results are bitwise unchanged in float64 (fallback chunks included). Timed against the code before, in one
+# process, interleaved (31 rounds, through `make_attention_fn`): forward 1.39 ± 0.04× / 1.05 ± 0.02× faster at
+# L = 16 384 / 4 096, forward + backward 1.16 ± 0.02× / 1.08 ± 0.01×; level for 4 × 8 heads. The run committed
+# with it (matmul 112 GFLOP/s): causal gradient memory 32 / 114 / 1 002 MiB (45 / 173 / 1 429 before), forward
+# 23 ± 1 % of the matmul rate at L = 16 384 (a fraction no higher than that of the run before, made at a
+# similar matmul rate: a slow spell moves memory-bound and matmul-bound work differently), grad / fwd causal
+# 2.94 ± 0.07 / 3.07 ± 0.11, Performer forward causal 1.12 ± 0.03 / 1.20 ± 0.03 / 1.14 ± 0.02 and forward +
+# backward 1.51 ± 0.05 / 1.53 ± 0.03 / 1.14 ± 0.02. No verdict changed; this was the only run of this notebook
+# after the change.
 
 # %%
 grad_rows = run_suite("attention_gradients", size, progress=True)["rows"]
