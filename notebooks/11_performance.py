@@ -237,8 +237,8 @@ rec.record(
 # ## 2b · Gradients, the public Performer code, and the machine's limit
 #
 # Training needs the backward pass. rflib writes the gradient of positive-feature attention out (a custom VJP in the
-# same stabilised units; causal: one per chunk, the token-by-token fallback differentiated only where the forward
-# used it). It is timed here with FAVOR+ (m = 256, d = 64, float32) through the drop-in
+# same stabilised units; causal: one over the chunk scan, the token-by-token fallback differentiated only in the
+# chunks where the forward used it). It is timed here with FAVOR+ (m = 256, d = 64, float32) through the drop-in
 # `attention.make_attention_fn`, against the public Performer code's algorithm
 # (`benchmarks/performer_baseline.py`: features with ε = 10⁻⁴ added, plain products bidirectionally, a
 # token-by-token prefix-sum scan with a hand-written VJP causally; tested equal to rflib's FAVOR+ once ε = 0), with

@@ -16,8 +16,8 @@ Stabilisation is exact: every constant it divides by cancels between numerator a
   maxima; a chunk where a later key dominates a feature an earlier query needs (a denominator below √tiny) is redone
   token by token with exact prefix maxima, behind ``lax.cond``, so ordinary inputs pay one reduction per chunk.
 - Their gradients are written out (``jax.custom_vjp``) in the same stabilised units: reverse mode keeps the bounded
-  features and, when causal, one prefix state per chunk (never one per token), and the maxima, which cancel exactly,
-  carry no gradient.
+  features (bidirectional) or the log features, from which it recomputes them, and one prefix state per chunk (causal;
+  never one per token), and the maxima, which cancel exactly, carry no gradient.
 - Signed maps (trigonometric, hybrid) are stabilised per row: the per-query scale of φ(Q) cancels and is dropped, and
   keys are rescaled by the largest key log-scale the query sees. A denominator ≥ √tiny means the terms lost to
   underflow change the result by a relative < L·F·√tiny; but the denominator is an estimate that can be ≤ 0 (the
@@ -507,7 +507,8 @@ def _chunk_fast(q, k, values, state, state_max):
 
     q, k: (B, C, F) log features; values: (B, C, d_v + 1) (values and a ones column); state: (B, F, d_v + 1), the
     sums Σ_j e^{k_jm − state_max_m}(v_j, 1) over earlier chunks; state_max: (B, F). Returns the unnormalised rows
-    (B, C, d_v + 1) in units of e^{c_i}, the new state and maximum, and what the gradient reuses.
+    (B, C, d_v + 1) in units of e^{c_i}, the new state and maximum, and the masked scores q̂k̂ᵀ (B, C, C), which the
+    gradient keeps.
     """
     C = q.shape[1]
     new_max, safe_max, q_hat, k_hat = _chunk_features(q, k, state_max)
@@ -516,7 +517,7 @@ def _chunk_fast(q, k, values, state, state_max):
     scores = jnp.where(lower, jnp.einsum("bif,bjf->bij", q_hat, k_hat), 0.0)
     rows = scores @ values + q_hat @ earlier
     new_state = earlier + jnp.einsum("bjf,bjv->bfv", k_hat, values)
-    return rows, new_state, new_max, (scores, safe_max)
+    return rows, new_state, new_max, scores
 
 
 def _chunk_features(q, k, state_max):
@@ -548,7 +549,7 @@ def _causal_chunk_fwd(q, k, values, state, state_max, real_rows):
     and what the gradient keeps of this chunk. Where a real row's denominator falls below √tiny the chunk is redone
     token by token (``lax.cond``), in the gradient too.
     """
-    rows, new_state, new_max, (scores, _) = _chunk_fast(q, k, values, state, state_max)
+    rows, new_state, new_max, scores = _chunk_fast(q, k, values, state, state_max)
     needs_exact = jnp.any(real_rows[None, :] & ~(rows[..., -1] >= _trusted_floor(q.dtype)))
     out = jax.lax.cond(
         needs_exact,
@@ -586,26 +587,32 @@ def _causal_chunk_bwd(q, k, values, out, kept, g_out, g_state):
     return jax.lax.cond(needs_exact, exact, fast)
 
 
+def _unbatched_chunks(B: int) -> bool:
+    """Whether the chunks of :func:`_to_chunks` drop the batch axis: for one sequence on the CPU, where XLA copied
+    (n, 1, C, ...) chunks into the scan's layout (q, k and values: a fifth of the forward at L = 16 384). Elsewhere
+    the batched layout is kept, as in :func:`_per_sequence` (measured on the CPU only)."""
+    return B == 1 and jax.default_backend() == "cpu"
+
+
 def _to_chunks(a, chunk_size: int):
-    """(B, n·C, ...) → (n, B, C, ...): the scan's axis first. One sequence becomes (n, C, ...), a reshape: XLA:CPU
-    copied the (n, 1, C, ...) layout into the scan's, three L × F copies, a fifth of the forward."""
+    """(B, n·C, ...) → (n, B, C, ...), the scan's axis first; (n, C, ...), a reshape, if :func:`_unbatched_chunks`."""
     B, length = a.shape[:2]
-    if B == 1:
+    if _unbatched_chunks(B):
         return a.reshape((length // chunk_size, chunk_size) + a.shape[2:])
     return jnp.moveaxis(a.reshape((B, length // chunk_size, chunk_size) + a.shape[2:]), 1, 0)
 
 
 def _from_chunks(a, B: int):
-    """The inverse of :func:`_to_chunks`: (n, B, C, ...) (or (n, C, ...) for one sequence) → (B, n·C, ...)."""
-    if B == 1:
+    """The inverse of :func:`_to_chunks`: (n, B, C, ...) or (n, C, ...) → (B, n·C, ...)."""
+    if _unbatched_chunks(B):
         return a.reshape((1, -1) + a.shape[2:])
     a = jnp.moveaxis(a, 0, 1)
     return a.reshape(a.shape[:1] + (-1,) + a.shape[3:])
 
 
 def _chunk_axes(B: int):
-    """(add, remove) the batch axis of one sequence's chunks inside a scan step (:func:`_to_chunks`); else identity."""
-    if B == 1:
+    """(add, remove) the batch axis of a chunk of :func:`_to_chunks` inside a scan step, identities if it has one."""
+    if _unbatched_chunks(B):
         return (lambda a: a[None]), (lambda a: a[0])
     return (lambda a: a), (lambda a: a)
 
@@ -620,27 +627,33 @@ def _causal_scan(q, k, values, real, chunk_size):
     reverse scan over the chunks that reads q, k and values themselves (no per-chunk copies) and keeps one prefix
     state per chunk, O(L·F·d_v / chunk_size), never one per token.
     """
-    return _causal_scan_fwd(q, k, values, real, chunk_size)[0]
+    return _causal_scan_forward(q, k, values, real, chunk_size, keep=False)[0]
 
 
-def _causal_scan_fwd(q, k, values, real, chunk_size):
+def _causal_scan_forward(q, k, values, real, chunk_size, keep: bool):
+    """The scan of :func:`_causal_scan`: the output (B, n·C, d_v) and, if ``keep``, the chunked output and what each
+    chunk keeps for the gradient (:func:`_causal_chunk_fwd`), else None."""
     B, F = q.shape[0], q.shape[-1]
-
     add, remove = _chunk_axes(B)
 
     def step(carry, xs):
         q_c, k_c, values_c, real_c = xs
         out, new_state, new_max, kept = _causal_chunk_fwd(add(q_c), add(k_c), add(values_c), *carry, real_c)
-        return (new_state, new_max), (remove(out), kept)
+        return (new_state, new_max), (remove(out), kept if keep else None)
 
     init = (jnp.zeros((B, F, values.shape[-1]), q.dtype), jnp.full((B, F), -jnp.inf, q.dtype))
     chunked = (_to_chunks(q, chunk_size), _to_chunks(k, chunk_size), _to_chunks(values, chunk_size), real)
     _, (out, kept) = jax.lax.scan(step, init, chunked)
-    return _from_chunks(out, B), (q, k, values, real, out, kept)
+    return _from_chunks(out, B), ((out, kept) if keep else None)
+
+
+def _causal_scan_fwd(q, k, values, real, chunk_size):
+    result, (out, kept) = _causal_scan_forward(q, k, values, real, chunk_size, keep=True)
+    return result, (q, k, values, out, kept)
 
 
 def _causal_scan_bwd(chunk_size, residuals, g):
-    q, k, values, real, out, kept = residuals
+    q, k, values, out, kept = residuals
     B = q.shape[0]
 
     add, remove = _chunk_axes(B)

@@ -71,7 +71,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` (``make test``), except that the two notebook files are one unit: each test file runs in
     one worker (its tests share compiled functions and module fixtures), and the book test runs in the worker that
-    has just run the notebooks, after them. (xdist's ``--dist loadgroup`` marks do not group under pytest 9: the
+    has just run the notebooks, after them. A worker that crashes costs its current test (reported failed); the rest
+    of its file goes to another worker. (xdist's ``--dist loadgroup`` marks do not group under pytest 9: the
     suffix it writes to ``item._nodeid`` is no longer read, so grouping is done here on the file names.)"""
     if config.getvalue("dist") != "loadfile":
         return None
@@ -103,10 +104,13 @@ def pytest_xdist_make_scheduler(config, log):
             return crashitem
 
         def _reschedule(self, node) -> None:
-            """Give ``node`` files until it holds more than two tests, then, once the queue is empty, shut it down.
-            A worker runs a test only when it knows the next one (or is told to stop): xdist 3.8.0 gave a
-            replacement worker one file, and a file of one test left it waiting forever (pytest-xdist#1327)."""
-            if node.shutting_down:
+            """Give ``node`` files until it holds more than two tests, then, once the queue is empty, shut it down. A
+            worker runs a test only when it knows the next one (or is told to stop): xdist 3.8.0 gave a replacement
+            worker one file, and with a single test in it the worker waited forever when no other worker was left to
+            end the run (pytest-xdist#1327; ``-n auto`` on one core). A replacement still collecting is skipped (work
+            sent to it before its collection is registered raised a KeyError that xdist swallows, losing the crashed
+            test's report); ``schedule()`` serves it once its collection arrives."""
+            if node.shutting_down or node not in self.registered_collections:
                 return
             while self.workqueue and self._pending_of(self.assigned_work[node]) <= 2:
                 self._assign_work_unit(node)

@@ -469,9 +469,9 @@ def _quadratic_positive_attention(fmap, Q, K, V, causal):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("name", sorted(POSITIVE_MAPS))
 def test_positive_attention_gradients_equal_autodiff_of_the_quadratic_definition(key, name, causal, chunk_size):
-    """The written-out VJPs (bidirectional and per causal chunk) against reverse-mode autodiff of the quadratic
-    reference, float64, for Q, K and V, chunks smaller than, equal to and larger than the sequence; and against
-    central differences (``jax.test_util.check_grads``)."""
+    """The written-out VJPs (bidirectional, and causal over the chunk scan) against reverse-mode autodiff of the
+    quadratic reference, float64, for Q, K and V, chunks smaller than, equal to and larger than the sequence; and
+    against central differences (``jax.test_util.check_grads``)."""
     kw, kd = jax.random.split(key)
     Q, K, V = _qkv(kd, L=23, d=6, dv=4, scale=0.7)
     fmap = partial(POSITIVE_MAPS[name], projections.orthogonal(kw, 10, 6))
@@ -570,6 +570,36 @@ def test_favor_sharp_gradients_equal_autodiff_of_the_quadratic_definition(key, c
     expected = jax.grad(loss(quadratic), argnums=(0, 1, 2, 3))(Q, K, V, W)
     for got, want in zip(ours, expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+def test_batched_causal_gradients_equal_autodiff_with_the_fallback_in_one_sequence(key):
+    """The causal VJP over 2 × 3 sequences (the batched chunk layout) against autodiff of the log-space definition,
+    float64, with ‖q‖ = ‖k‖ = 60 in one sequence only: the token-by-token fallback runs for chunks that the other five
+    sequences share, and ordinary chunks take the fast path."""
+    kw, kq, kk, kv, kq1, kk1 = jax.random.split(key, 6)
+    L, d = 40, 8
+    W = projections.orthogonal(kw, 16, d)
+    fmap = partial(features.positive_features, W)
+    Q, K = (0.5 * jax.random.normal(k, (2, 3, L, d)) for k in (kq, kk))
+    Q = Q.at[0, 1].set(_points_of_norm(kq1, 60.0, L, d, jnp.float64))
+    K = K.at[0, 1].set(_points_of_norm(kk1, 60.0, L, d, jnp.float64))
+    V = jax.random.normal(kv, (2, 3, L, 3))
+
+    def log_space(Q, K, V):  # one sequence
+        fq, fk = fmap(Q), fmap(K)
+        log_scores = jax.nn.logsumexp(fq.log_body[:, None, :] + (fk.log_scale[:, None] + fk.log_body)[None], axis=2)
+        log_scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), log_scores, -jnp.inf)
+        return jax.nn.softmax(log_scores, axis=1) @ V
+
+    def loss(attend):
+        return lambda Q, K, V: jnp.sum(jnp.tanh(attend(Q, K, V)))
+
+    ours = jax.grad(
+        loss(partial(attention.linear_attention, feature_map=fmap, causal=True, chunk_size=8)), argnums=(0, 1, 2)
+    )(Q, K, V)
+    expected = jax.grad(loss(jax.vmap(jax.vmap(log_space))), argnums=(0, 1, 2))(Q, K, V)
+    for got, want in zip(ours, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
 
 @pytest.mark.parametrize("causal", [False, True])

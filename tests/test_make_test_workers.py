@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 RECORDING_TEST = """
@@ -56,8 +58,9 @@ def _suite_with_this_conftest(tmp_path: Path) -> Path:
     return tests
 
 
-def _run_with_makefile_options(tmp_path: Path) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", *_makefile_dist_options()]
+def _run_with_makefile_options(tmp_path: Path, workers: int = 2) -> subprocess.CompletedProcess:
+    options = ["-q", "-p", "no:cacheprovider", "-n", str(workers), *_makefile_dist_options()]
+    command = [sys.executable, "-m", "pytest", *options]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
@@ -85,30 +88,44 @@ def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path
     assert [name for _, name in notebook_side] == [*runs, "book"], f"the book must follow every run: {records}"
 
 
-def test_a_crashed_worker_costs_one_failed_test_and_the_run_goes_on(tmp_path):
+CRASH_SCENARIOS = {  # the crashing file, the tests after the crash in it, the other files, their sleep, workers
+    # the crashed worker had finished a file before (xdist 3.8.0 requeued it, then waited on it forever)
+    "after a finished file": ("test_crash.py", ["after", "last"], [f"test_{name}.py" for name in "acdef"], 0.3, 2),
+    # the replacement worker starts (a few seconds: the conftest imports JAX) while files are still queued
+    "with files still queued": ("test_a_crash.py", ["after", "last"], [f"test_{n}.py" for n in "bcdefg"], 1.5, 2),
+    # one worker (``-n auto`` on one core), one test left in the crashed file: xdist 3.8.0 gave the replacement that
+    # file alone and it waited forever for a second test
+    "one worker": ("test_a_crash.py", ["after"], ["test_b.py", "test_c.py"], 0.2, 1),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(CRASH_SCENARIOS))
+def test_a_crashed_worker_costs_one_failed_test_and_the_run_goes_on(tmp_path, scenario):
     """A test that kills its worker (SIGSEGV, as XLA's compiler once did) in the middle of a file: the run ends, that
     test fails once, and every other test, the rest of its file included, runs exactly once."""
+    crash_file, after_crash, others, seconds, workers = CRASH_SCENARIOS[scenario]
     log = tmp_path / "order.jsonl"
     tests = _suite_with_this_conftest(tmp_path)
-    header = RECORDING_TEST.format(log=str(log)) + "import signal\n"
-    (tests / "test_crash.py").write_text(
+    header = RECORDING_TEST.format(log=str(log)) + "import resource, signal\n"
+    (tests / crash_file).write_text(
         header
         + "def test_before():\n    time.sleep(0.2)\n    record('before')\n"
-        + "def test_crash():\n    record('crash')\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
-        + "def test_after():\n    record('after')\n"
-        + "def test_last():\n    record('last')\n"
+        + "def test_crash():\n    record('crash')\n"
+        + "    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file\n"
+        + "    os.kill(os.getpid(), signal.SIGSEGV)\n"
+        + "".join(f"def test_{name}():\n    record({name!r})\n" for name in after_crash)
     )
-    others = [f"test_{name}.py" for name in ("a", "c", "d", "e", "f")]
     for other in others:
-        (tests / other).write_text(header + f"def test_other():\n    time.sleep(0.3)\n    record({other!r})\n")
+        (tests / other).write_text(header + f"def test_other():\n    time.sleep({seconds})\n    record({other!r})\n")
 
     try:
-        done = _run_with_makefile_options(tmp_path)
+        done = _run_with_makefile_options(tmp_path, workers)
     except subprocess.TimeoutExpired as hung:
-        raise AssertionError(f"the run hung after the worker crashed: {hung.stdout}") from None
+        printed = b"".join(part or b"" for part in (hung.stdout, hung.stderr)).decode(errors="replace")
+        raise AssertionError(f"the run hung after the worker crashed:\n{printed}") from None
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert re.search(r"\b1 failed, 8 passed\b", done.stdout), done.stdout
-    assert "crashed while running 'tests/test_crash.py::test_crash'" in done.stdout, done.stdout
+    assert re.search(rf"\b1 failed, {1 + len(after_crash) + len(others)} passed\b", done.stdout), done.stdout
+    assert f"crashed while running 'tests/{crash_file}::test_crash'" in done.stdout, done.stdout
     names = sorted(name for _, name in (json.loads(line) for line in log.read_text().splitlines()))
-    assert names == sorted(["before", "crash", "after", "last", *others]), f"each test must run once: {names}"
+    assert names == sorted(["before", "crash", *after_crash, *others]), f"each test must run once: {names}"
