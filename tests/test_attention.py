@@ -7,7 +7,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.test_util import check_grads
-from scipy.special import logsumexp
 
 from rflib import attention, features, projections
 from rflib.features import classic, dense_exp
@@ -177,13 +176,13 @@ def test_float32_linear_attention_stays_finite_where_raw_features_overflow(key, 
 
 
 def _log_space_reference(q_log, k_log, V, causal):
-    """Exact oracle from full log features: row-normalised exp(logsumexp_m(q_log_im + k_log_jm)) V, in float64."""
-    q_log, k_log, V = (np.asarray(a, np.float64) for a in (q_log, k_log, V))
-    log_scores = logsumexp(q_log[:, None, :] + k_log[None, :, :], axis=2)
+    """Exact oracle from full log features: row-normalised exp(logsumexp_m(q_log_im + k_log_jm)) V, in float64 (and
+    differentiable: the gradient oracle at logit spreads beyond float range)."""
+    q_log, k_log, V = (jnp.asarray(a, jnp.float64) for a in (q_log, k_log, V))
+    log_scores = jax.nn.logsumexp(q_log[:, None, :] + k_log[None, :, :], axis=2)
     if causal:
-        log_scores = np.where(np.tril(np.ones(log_scores.shape, bool)), log_scores, -np.inf)
-    weights = np.exp(log_scores - log_scores.max(axis=1, keepdims=True))
-    return weights @ V / weights.sum(axis=1, keepdims=True)
+        log_scores = jnp.where(jnp.tril(jnp.ones(log_scores.shape, bool)), log_scores, -jnp.inf)
+    return jax.nn.softmax(log_scores, axis=1) @ V
 
 
 def _points_of_norm(key, norm, L, d, dtype):
@@ -465,6 +464,13 @@ def _quadratic_positive_attention(fmap, Q, K, V, causal):
     return scores @ V / jnp.sum(scores, axis=1, keepdims=True)
 
 
+def _log_space_positive_attention(fmap, Q, K, V, causal):
+    """The same definition from log features (:func:`_log_space_reference`; one sequence): exact where the dense
+    features over- or underflow."""
+    fq, fk = fmap(Q), fmap(K)
+    return _log_space_reference(fq.log_body, fk.log_scale[:, None] + fk.log_body, V, causal)
+
+
 @pytest.mark.parametrize("chunk_size", [1, 6, 64])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("name", sorted(POSITIVE_MAPS))
@@ -584,12 +590,7 @@ def test_batched_causal_gradients_equal_autodiff_with_the_fallback_in_one_sequen
     Q = Q.at[0, 1].set(_points_of_norm(kq1, 60.0, L, d, jnp.float64))
     K = K.at[0, 1].set(_points_of_norm(kk1, 60.0, L, d, jnp.float64))
     V = jax.random.normal(kv, (2, 3, L, 3))
-
-    def log_space(Q, K, V):  # one sequence
-        fq, fk = fmap(Q), fmap(K)
-        log_scores = jax.nn.logsumexp(fq.log_body[:, None, :] + (fk.log_scale[:, None] + fk.log_body)[None], axis=2)
-        log_scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), log_scores, -jnp.inf)
-        return jax.nn.softmax(log_scores, axis=1) @ V
+    log_space = jax.vmap(jax.vmap(partial(_log_space_positive_attention, fmap, causal=True)))
 
     def loss(attend):
         return lambda Q, K, V: jnp.sum(jnp.tanh(attend(Q, K, V)))
@@ -597,7 +598,7 @@ def test_batched_causal_gradients_equal_autodiff_with_the_fallback_in_one_sequen
     ours = jax.grad(
         loss(partial(attention.linear_attention, feature_map=fmap, causal=True, chunk_size=8)), argnums=(0, 1, 2)
     )(Q, K, V)
-    expected = jax.grad(loss(jax.vmap(jax.vmap(log_space))), argnums=(0, 1, 2))(Q, K, V)
+    expected = jax.grad(loss(log_space), argnums=(0, 1, 2))(Q, K, V)
     for got, want in zip(ours, expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
@@ -612,13 +613,7 @@ def test_positive_attention_gradients_survive_logit_spreads_beyond_float_range(k
     V = jax.random.normal(kv, (L, 3))
     W = projections.orthogonal(kw, 16, d)
     fmap = partial(features.positive_features, W)
-
-    def log_space(Q, K, V):
-        fq, fk = fmap(Q), fmap(K)
-        log_scores = jax.nn.logsumexp(fq.log_body[:, None, :] + (fk.log_scale[:, None] + fk.log_body)[None], axis=2)
-        if causal:
-            log_scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), log_scores, -jnp.inf)
-        return jax.nn.softmax(log_scores, axis=1) @ V
+    log_space = partial(_log_space_positive_attention, fmap, causal=causal)
 
     def loss(attend):
         return lambda Q, K, V: jnp.sum(jnp.tanh(attend(Q, K, V)))
