@@ -90,7 +90,7 @@ paper: $(STAMP)
 # (one memory test compares L and 8L instead of L and 2L: the classic emitter's buffer plan at one length differs).
 # Compiling is single-threaded, so one process left a core idle (CPU time 1.24x wall time over the whole run): the
 # tests run in one pytest-xdist worker per core, a test file per worker at a time (its tests share compiled
-# functions), the notebook runs first (tests/conftest.py). 2 cores: 9 min 51 s serial -> see README. TEST_WORKERS=0
+# functions), the notebook runs first (tests/scheduling.py). 2 cores: 9 min 51 s serial -> see README. TEST_WORKERS=0
 # runs them in this process, one after another.
 TEST_WORKERS ?= auto
 test: $(STAMP)

@@ -1,9 +1,10 @@
-"""``make test``'s worker scheduling (tests/conftest.py): the book test must run after the notebook runs it publishes,
-in the same worker. A CI run once failed because it did not (xdist's ``loadgroup`` marks stopped grouping under
-pytest 9, so the book re-ran notebook 08 while another worker ran it into the same staging directory).
+"""``make test``'s worker scheduling (tests/scheduling.py, registered by tests/conftest.py): the book test must run
+after the notebook runs it publishes, in the same worker. A CI run once failed because it did not (xdist's
+``loadgroup`` marks stopped grouping under pytest 9, so the book re-ran notebook 08 while another worker ran it into
+the same staging directory).
 
 A tiny suite with the same file names is run in a subprocess with the Makefile's own xdist options and this
-repository's conftest; each test records which worker ran it, in which order.
+repository's scheduling hooks; each test records which worker ran it, in which order.
 
 A worker that crashes (a segmentation fault inside XLA's compiler took one down in CI) must cost one failed test, not
 the run: xdist 3.8.0's file scheduler reran the crash in the replacement worker and then hung until CI's time limit."""
@@ -38,18 +39,28 @@ def _makefile_dist_options() -> list[str]:
 
 def test_the_grouped_files_exist():
     """The scheduler groups by file name: a renamed notebook test file would silently leave the group."""
-    from tests import conftest
+    from tests import scheduling
 
-    assert all((ROOT / "tests" / name).is_file() for name in conftest.NOTEBOOK_FILES), conftest.NOTEBOOK_FILES
+    assert all((ROOT / "tests" / name).is_file() for name in scheduling.NOTEBOOK_FILES), scheduling.NOTEBOOK_FILES
+
+
+def test_the_conftest_registers_the_scheduling_hooks_the_suites_below_load():
+    """The suites below load tests/scheduling.py's hooks (without JAX, which the conftest imports); make test runs
+    the conftest's, so they must be the same functions."""
+    from tests import conftest, scheduling
+
+    for hook in ("pytest_collection_modifyitems", "pytest_xdist_make_scheduler"):
+        assert getattr(conftest, hook) is getattr(scheduling, hook), hook
 
 
 def _suite_with_this_conftest(tmp_path: Path) -> Path:
-    """An empty test folder whose conftest uses this repository's ordering and scheduling hooks."""
+    """An empty test folder whose conftest uses this repository's ordering and scheduling hooks (tests/scheduling.py,
+    as tests/conftest.py does)."""
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "conftest.py").write_text(
         "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('repo_conftest', {str(ROOT / 'tests' / 'conftest.py')!r})\n"
+        f"spec = importlib.util.spec_from_file_location('repo_scheduling', {str(ROOT / 'tests' / 'scheduling.py')!r})\n"
         "repo = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(repo)\n"
         "pytest_collection_modifyitems = repo.pytest_collection_modifyitems\n"
         "pytest_xdist_make_scheduler = repo.pytest_xdist_make_scheduler\n"
@@ -91,7 +102,7 @@ def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path
 CRASH_SCENARIOS = {  # the crashing file, the tests after the crash in it, the other files, their sleep, workers
     # the crashed worker had finished a file before (xdist 3.8.0 requeued it, then waited on it forever)
     "after a finished file": ("test_crash.py", ["after", "last"], [f"test_{name}.py" for name in "acdef"], 0.3, 2),
-    # the replacement worker starts (a few seconds: the conftest imports JAX) while files are still queued
+    # the replacement worker starts while files are still queued
     "with files still queued": ("test_a_crash.py", ["after", "last"], [f"test_{n}.py" for n in "bcdefg"], 1.5, 2),
     # one worker (``-n auto`` on one core), one test left in the crashed file: xdist 3.8.0 gave the replacement that
     # file alone and it waited forever for a second test
