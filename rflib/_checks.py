@@ -80,17 +80,25 @@ def real_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     For entry points that screen finiteness inside their compiled function (:func:`sums_finite`, then
     :func:`raise_for_nonfinite_input` only when the screen fails)."""
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    dtype = real_dtype(name, x)
     # a JAX array of the right dtype is used as it is: jnp.asarray would dispatch a copy that the compiled call
-    # waits for (≈ 0.05 ms an argument on the CPU, measured in an eager linear_attention call at L = 1 024)
-    reuse = isinstance(x, jax.Array) and x.dtype == dtype and not x.weak_type  # weak types would not promote alike
-    arr = x if reuse else jnp.asarray(x, dtype=dtype)
+    # waits for (≈ 0.05 ms an argument on the CPU, measured in an eager linear_attention call at L = 1 024); a
+    # strong float32/float64/float16 JAX array, the common case, skips the dtype inspection (what it would conclude)
+    if isinstance(x, jax.Array) and x.dtype in _KEPT_FLOATS and not x.weak_type:  # weak types would not promote alike
+        arr = x
+    else:
+        dtype = real_dtype(name, x)
+        reuse = isinstance(x, jax.Array) and x.dtype == dtype and not x.weak_type
+        arr = x if reuse else jnp.asarray(x, dtype=dtype)
     if arr.ndim not in allowed:
         want = " or ".join(str(a) for a in allowed)
         raise ValueError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
-    if any(s == 0 for s in arr.shape):
+    if 0 in arr.shape:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
     return arr
+
+
+#: Floating dtypes that :func:`real_dtype` returns unchanged (so a JAX array of one of them is used as it is).
+_KEPT_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
 
 def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
@@ -189,14 +197,14 @@ def real_number(
 
 def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int, or raise if it is not an integer in [low, high] (bounds optional)."""
-    if low == 1 and high is None:
-        wanted = "a positive integer (≥ 1)"
-    elif low is None and high is None:
-        wanted = "an integer"
-    else:
-        wanted = f"an integer in [{'-∞' if low is None else low}, {'∞' if high is None else high}]"
     integral = isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
     if not integral or (low is not None and value < low) or (high is not None and value > high):
+        if low == 1 and high is None:
+            wanted = "a positive integer (≥ 1)"
+        elif low is None and high is None:
+            wanted = "an integer"
+        else:
+            wanted = f"an integer in [{'-∞' if low is None else low}, {'∞' if high is None else high}]"
         raise ValueError(f"{name} must be {wanted}, got {value!r:.60}")
     return int(value)
 

@@ -38,12 +38,14 @@ from rflib import _checks, projections, sharding
 from rflib.features import classic, dense_exp, hybrid
 from rflib.features.base import Estimator, Features, LinearLogits
 
+_QKV_RANKS = (2, 3, 4, 5)  # (L, d) with up to three leading batch/head axes
+
 
 def _check_qkv(Q, K, V, causal: bool):
     """Dtypes, ranks and shapes of Q, K, V (no device round trip: finiteness is flagged inside the compiled call)."""
-    Q = _checks.real_array("Q", Q, tuple(range(2, 6)))
-    K = _checks.real_array("K", K, tuple(range(2, 6)))
-    V = _checks.real_array("V", V, tuple(range(2, 6)))
+    Q = _checks.real_array("Q", Q, _QKV_RANKS)
+    K = _checks.real_array("K", K, _QKV_RANKS)
+    V = _checks.real_array("V", V, _QKV_RANKS)
     if not Q.ndim == K.ndim == V.ndim:
         raise ValueError(f"Q, K and V need the same number of axes, got shapes {Q.shape}, {K.shape}, {V.shape}")
     if K.shape[:-2] != Q.shape[:-2] or V.shape[:-2] != Q.shape[:-2]:
@@ -80,7 +82,7 @@ def softmax_attention(Q, K, V, *, causal: bool = False) -> jax.Array:
     Q, K, V = _check_qkv(Q, K, V, causal)
     out, flags = _softmax_attention(Q, K, V, causal)
     overflow = "the logits QKᵀ or the weighted sums of V overflowed: rescale Q, K or V, or use float64"
-    return _checked_output("softmax_attention", out, flags, {"Q": Q, "K": K, "V": V}, overflow=overflow)
+    return _checked_output("softmax_attention", out, flags, lambda: {"Q": Q, "K": K, "V": V}, overflow=overflow)
 
 
 def _as_features(phi) -> Features:
@@ -226,8 +228,13 @@ def linear_attention(
         feature_map = feature_map._replace(paired_direct=None)  # attention uses the feature maps alone
     arrays, spec = _split_map(feature_map)
     out, flags = _linear_attention(Q, K, V, arrays, spec, causal, chunk_size)
-    map_arrays = {f"feature_map's array {i} (shape {a.shape})": a for i, a in enumerate(arrays)}
-    return _checked_output("linear_attention", out, flags, {"Q": Q, "K": K, "V": V} | map_arrays)
+
+    def named_inputs():
+        return {"Q": Q, "K": K, "V": V} | {
+            f"feature_map's array {i} (shape {a.shape})": a for i, a in enumerate(arrays)
+        }
+
+    return _checked_output("linear_attention", out, flags, named_inputs)
 
 
 @partial(jax.jit, static_argnames=("spec", "causal", "chunk_size"))
@@ -308,17 +315,18 @@ class _ByIdentity:
         return isinstance(other, _ByIdentity) and other.obj is self.obj
 
 
-def _checked_output(caller: str, out, flags, inputs: dict[str, jax.Array], overflow: str | None = None):
-    """Return ``out`` of an eager call, or raise: for the first of ``inputs`` (name → array) with a NaN or inf, else
-    for a non-finite output, with its cause. ``flags`` come from the compiled call: whether the inputs' sums are
-    finite (:func:`rflib._checks.sums_finite`, a cheap screen: the inputs are scanned exactly only when it fails),
-    whether the output is finite, whether the map is positive. ``overflow`` replaces the cause given for a positive
-    map's non-finite output. One transfer of three flags; nothing under ``jit``, where they are tracers."""
+def _checked_output(caller: str, out, flags, inputs: Callable[[], dict[str, jax.Array]], overflow: str | None = None):
+    """Return ``out`` of an eager call, or raise: for the first of ``inputs()`` (name → array, built only then) with a
+    NaN or inf, else for a non-finite output, with its cause. ``flags`` come from the compiled call: whether the
+    inputs' sums are finite (:func:`rflib._checks.sums_finite`, a cheap screen: the inputs are scanned exactly only
+    when it fails), whether the output is finite, whether the map is positive. ``overflow`` replaces the cause given
+    for a positive map's non-finite output. One transfer of three flags; nothing under ``jit``, where they are
+    tracers."""
     if not _checks.is_concrete(flags):
         return out
     inputs_screen, output_finite, positive = np.asarray(flags)
     if not inputs_screen:
-        _checks.raise_for_nonfinite_input(inputs)
+        _checks.raise_for_nonfinite_input(inputs())
     if not output_finite:
         cause = (
             (overflow or "the weighted sums of V overflowed: rescale V or use float64")
@@ -400,7 +408,7 @@ def favor_sharp_attention(
     eps = _checks.real_number("eps", eps, low=0.0)
     W = W.astype(Q.dtype)  # the array the compiled call screens is the one scanned on failure
     out, flags = _favor_sharp(Q, K, V, W, method, causal, chunk_size, eps)
-    return _checked_output("favor_sharp_attention", out, flags, {"Q": Q, "K": K, "V": V, "W": W})
+    return _checked_output("favor_sharp_attention", out, flags, lambda: {"Q": Q, "K": K, "V": V, "W": W})
 
 
 @partial(jax.jit, static_argnames=("method", "causal", "chunk_size"))
