@@ -145,3 +145,17 @@ def test_the_hashed_locks_pin_what_their_inputs_ask_for():
     assert {normal(pin) for pin in _hashed_pins(ROOT / "requirements-nodeps.lock")} == nodeps, "run `make lock`"
     uv_pin = re.search(r"^UV_PIN\s*:= (\S+)", (ROOT / "Makefile").read_text(), flags=re.M).group(1)
     assert set(_hashed_pins(ROOT / "requirements-uv.lock")) == {uv_pin}, "run `make lock`"
+
+
+def test_the_environment_and_the_checkout_ship_bytecode_for_machines_that_never_write_it():
+    """uv installs without .pyc (pip writes them); with PYTHONDONTWRITEBYTECODE set, as on this project's machines,
+    every process then compiled every module it imported (`import jax` 3.0 s instead of 1.1 s). The locked installs
+    compile bytecode, and every target that starts many processes compiles the checkout's own modules first."""
+    makefile = (ROOT / "Makefile").read_text()
+    installs = re.findall(r"\$\(UV_INSTALL\)([^\\\n]*-r requirements[\w-]*\.lock)", makefile)
+    assert len(installs) == 2 and all("--compile-bytecode" in line for line in installs), installs
+    own = re.search(r"^OWN_PYC\s*=\s*\$\(PY\) -m compileall -q (.*)$", makefile, flags=re.M)
+    assert own and set(own.group(1).split()) >= {"rflib", "tools"}
+    for target in ("test", "notebooks", "quick", "paper"):
+        recipe = re.search(rf"^{target}: .*\n((?:\t.*\n)+)", makefile, flags=re.M)
+        assert recipe and "$(OWN_PYC)" in recipe.group(1), f"make {target} does not compile the checkout's modules"
