@@ -75,6 +75,11 @@ def real_dtype(name: str, x):
     raise ValueError(f"{name} must be a real numeric array, got dtype {dtype}")
 
 
+#: The floating dtypes :func:`real_dtype` returns unchanged: a strong JAX array of one of them is used as it is, its
+#: dtype not inspected further.
+_KEPT_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
 def real_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     """:func:`finite_array` without the value check: dtype, rank and non-emptiness only, never a device round trip.
     For entry points that screen finiteness inside their compiled function (:func:`sums_finite`, then
@@ -95,10 +100,6 @@ def real_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:
     if 0 in arr.shape:
         raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
     return arr
-
-
-#: Floating dtypes that :func:`real_dtype` returns unchanged (so a JAX array of one of them is used as it is).
-_KEPT_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
 
 def finite_array(name: str, x, ndim: int | tuple[int, ...]) -> jax.Array:

@@ -16,7 +16,8 @@ os.environ.setdefault("JAX_THREEFRY_PARTITIONABLE", "0")
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
-# make test's ordering and worker scheduling, registered as this conftest's hooks (JAX-free, so tests can load them)
+# make test's ordering and worker scheduling, registered as this conftest's hooks (JAX-free, so tests can load them;
+# `tests` is importable through pyproject.toml's pytest pythonpath)
 from tests.scheduling import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: E402, F401
 
 if not jax.config.jax_enable_x64:

@@ -154,8 +154,9 @@ def test_the_environment_and_the_checkout_ship_bytecode_for_machines_that_never_
     makefile = (ROOT / "Makefile").read_text()
     installs = re.findall(r"\$\(UV_INSTALL\)([^\\\n]*-r requirements[\w-]*\.lock)", makefile)
     assert len(installs) == 2 and all("--compile-bytecode" in line for line in installs), installs
-    own = re.search(r"^OWN_PYC\s*=\s*\$\(PY\) -m compileall -q (.*)$", makefile, flags=re.M)
-    assert own and set(own.group(1).split()) >= {"rflib", "tools"}
-    for target in ("test", "notebooks", "quick", "paper"):
+    own = re.search(r"^OWN_PYC\s*=\s*\$\(PY\) -m compileall -q ([\w ]+)", makefile, flags=re.M)
+    assert own and set(own.group(1).split()) >= {"rflib", "tools", "benchmarks"}
+    for target, runs in (("test", "-m pytest"), ("notebooks", "$(RUN)"), ("quick", "$(RUN)"), ("paper", "$(RUN)")):
         recipe = re.search(rf"^{target}: .*\n((?:\t.*\n)+)", makefile, flags=re.M)
         assert recipe and "$(OWN_PYC)" in recipe.group(1), f"make {target} does not compile the checkout's modules"
+        assert recipe.group(1).index("$(OWN_PYC)") < recipe.group(1).index(runs), f"make {target} compiles too late"

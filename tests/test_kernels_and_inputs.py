@@ -116,3 +116,25 @@ def test_the_finiteness_check_reads_host_arrays_without_compiling_and_finds_ever
         return clean
 
     assert count_compiles(check) == 0 and verdicts == [True, True, False]
+
+
+def test_real_array_uses_strong_float_jax_arrays_as_they_are_and_converts_everything_else_as_before():
+    """``_checks.real_array`` has a fast path for strong float16/32/64 JAX arrays (the common case of every eager
+    attention call): they come back as the same object; weak-typed, numpy and integer input take the general path;
+    and the fast path's dtypes are exactly ones :func:`_checks.real_dtype` keeps."""
+    from rflib import _checks
+
+    for dtype in _checks._KEPT_FLOATS:
+        assert _checks.real_dtype("x", np.zeros(1, dtype)) == dtype
+        strong = jnp.zeros((2, 3), dtype)
+        assert _checks.real_array("x", strong, 2) is strong
+    weak = _checks.real_array("x", jnp.asarray([1.0]), 1)
+    assert not weak.weak_type and weak.dtype == jnp.result_type(float)
+    assert _checks.real_array("x", np.zeros(2, np.float32), 1).dtype == np.float32
+    assert _checks.real_array("x", np.arange(3), 1).dtype == jnp.result_type(float)
+    with pytest.raises(ValueError, match="x must have 3 dimension"):
+        _checks.real_array("x", jnp.zeros((2, 3), jnp.float32), 3)
+    with pytest.raises(ValueError, match="x must be non-empty"):
+        _checks.real_array("x", jnp.zeros((0, 3), jnp.float32), 2)
+    with pytest.raises(ValueError, match="x must hold real numbers, got a bool"):
+        _checks.real_array("x", jnp.zeros(2, bool), 1)

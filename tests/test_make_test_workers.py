@@ -53,7 +53,7 @@ def test_the_conftest_registers_the_scheduling_hooks_the_suites_below_load():
         assert getattr(conftest, hook) is getattr(scheduling, hook), hook
 
 
-def _suite_with_this_conftest(tmp_path: Path) -> Path:
+def _suite_with_the_scheduling_hooks(tmp_path: Path) -> Path:
     """An empty test folder whose conftest uses this repository's ordering and scheduling hooks (tests/scheduling.py,
     as tests/conftest.py does)."""
     tests = tmp_path / "tests"
@@ -77,7 +77,7 @@ def _run_with_makefile_options(tmp_path: Path, workers: int = 2) -> subprocess.C
 
 def test_the_book_test_runs_after_every_notebook_run_in_the_same_worker(tmp_path):
     log = tmp_path / "order.jsonl"
-    tests = _suite_with_this_conftest(tmp_path)
+    tests = _suite_with_the_scheduling_hooks(tmp_path)
     header = RECORDING_TEST.format(log=str(log))
     runs = [f"{i:02d}_notebook" for i in range(6)]
     (tests / "test_notebooks.py").write_text(
@@ -116,7 +116,7 @@ def test_a_crashed_worker_costs_one_failed_test_and_the_run_goes_on(tmp_path, sc
     test fails once, and every other test, the rest of its file included, runs exactly once."""
     crash_file, after_crash, others, seconds, workers = CRASH_SCENARIOS[scenario]
     log = tmp_path / "order.jsonl"
-    tests = _suite_with_this_conftest(tmp_path)
+    tests = _suite_with_the_scheduling_hooks(tmp_path)
     header = RECORDING_TEST.format(log=str(log)) + "import resource, signal\n"
     (tests / crash_file).write_text(
         header
