@@ -62,7 +62,8 @@ def _dtype_of(name: str, x) -> np.dtype:
 
 def real_dtype(name: str, x):
     """The floating dtype ``x`` is computed in: floats keep theirs, integers become the default float; bool, complex,
-    string and object input is refused (a silent cast would drop the imaginary part or read True as 1.0)."""
+    string and object input is refused (a silent cast would drop the imaginary part or read True as 1.0), and so are
+    JAX's low-precision floats (bfloat16, float8), with the cast that fixes it."""
     dtype = _dtype_of(name, x)
     if dtype == np.bool_:
         raise ValueError(f"{name} must hold real numbers, got a bool array; convert it explicitly (x.astype(float))")
@@ -72,6 +73,11 @@ def real_dtype(name: str, x):
         return jnp.dtype(dtype) if dtype.itemsize <= 8 else jnp.result_type(float)
     if np.issubdtype(dtype, np.integer):
         return jnp.result_type(float)
+    if jnp.issubdtype(dtype, jnp.floating):  # bfloat16, float8: floats to JAX, not to numpy
+        raise ValueError(
+            f"{name} is {dtype}: rflib computes in float16, float32 or float64 (its stabilisers and tolerances are not "
+            f"checked in {dtype}); cast it first, e.g. {name}.astype(jnp.float32)"
+        )
     raise ValueError(f"{name} must be a real numeric array, got dtype {dtype}")
 
 

@@ -138,3 +138,5 @@ def test_real_array_uses_strong_float_jax_arrays_as_they_are_and_converts_everyt
         _checks.real_array("x", jnp.zeros((0, 3), jnp.float32), 2)
     with pytest.raises(ValueError, match="x must hold real numbers, got a bool"):
         _checks.real_array("x", jnp.zeros(2, bool), 1)
+    with pytest.raises(ValueError, match=r"x is bfloat16: .* x\.astype\(jnp\.float32\)"):
+        _checks.real_array("x", jnp.zeros(2, jnp.bfloat16), 1)
