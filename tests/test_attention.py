@@ -578,6 +578,12 @@ def test_favor_sharp_gradients_equal_autodiff_of_the_quadratic_definition(key, c
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
 
 
+def _tanh_loss_gradients(attend, *args):
+    """The gradient of Σ tanh(attend(*args)) with respect to every argument (a bounded loss, so that every output
+    element gets a cotangent of order one)."""
+    return jax.grad(lambda *a: jnp.sum(jnp.tanh(attend(*a))), argnums=tuple(range(len(args))))(*args)
+
+
 def test_batched_causal_gradients_equal_autodiff_with_the_fallback_in_one_sequence(key):
     """The causal VJP over 2 × 3 sequences (the batched chunk layout) against autodiff of the log-space definition,
     float64, with ‖q‖ = ‖k‖ = 60 in one sequence only: the token-by-token fallback runs for chunks that the other five
@@ -591,14 +597,10 @@ def test_batched_causal_gradients_equal_autodiff_with_the_fallback_in_one_sequen
     K = K.at[0, 1].set(_points_of_norm(kk1, 60.0, L, d, jnp.float64))
     V = jax.random.normal(kv, (2, 3, L, 3))
     log_space = jax.vmap(jax.vmap(partial(_log_space_positive_attention, fmap, causal=True)))
-
-    def loss(attend):
-        return lambda Q, K, V: jnp.sum(jnp.tanh(attend(Q, K, V)))
-
-    ours = jax.grad(
-        loss(partial(attention.linear_attention, feature_map=fmap, causal=True, chunk_size=8)), argnums=(0, 1, 2)
-    )(Q, K, V)
-    expected = jax.grad(loss(log_space), argnums=(0, 1, 2))(Q, K, V)
+    ours = _tanh_loss_gradients(
+        partial(attention.linear_attention, feature_map=fmap, causal=True, chunk_size=8), Q, K, V
+    )
+    expected = _tanh_loss_gradients(log_space, Q, K, V)
     for got, want in zip(ours, expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
@@ -614,29 +616,18 @@ def test_positive_attention_gradients_survive_logit_spreads_beyond_float_range(k
     W = projections.orthogonal(kw, 16, d)
     fmap = partial(features.positive_features, W)
     log_space = partial(_log_space_positive_attention, fmap, causal=causal)
-
-    def loss(attend):
-        return lambda Q, K, V: jnp.sum(jnp.tanh(attend(Q, K, V)))
-
-    ours = jax.grad(
-        loss(partial(attention.linear_attention, feature_map=fmap, causal=causal, chunk_size=8)), argnums=(0, 1, 2)
-    )(Q, K, V)
-    expected = jax.grad(loss(log_space), argnums=(0, 1, 2))(Q, K, V)
+    ours = _tanh_loss_gradients(
+        partial(attention.linear_attention, feature_map=fmap, causal=causal, chunk_size=8), Q, K, V
+    )
+    expected = _tanh_loss_gradients(log_space, Q, K, V)
     for got, want in zip(ours, expected, strict=True):
         assert bool(jnp.all(jnp.isfinite(got)))
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
     W32, Q32, K32, V32 = (a.astype(jnp.float32) for a in (W, Q, K, V))
-    ours32 = jax.grad(
-        loss(
-            partial(
-                attention.linear_attention,
-                feature_map=partial(features.positive_features, W32),
-                causal=causal,
-                chunk_size=8,
-            )
-        ),
-        argnums=(0, 1, 2),
-    )(Q32, K32, V32)
+    attend32 = partial(
+        attention.linear_attention, feature_map=partial(features.positive_features, W32), causal=causal, chunk_size=8
+    )
+    ours32 = _tanh_loss_gradients(attend32, Q32, K32, V32)
     for got, want in zip(ours32, expected, strict=True):
         assert got.dtype == jnp.float32 and bool(jnp.all(jnp.isfinite(got)))
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * float(jnp.max(jnp.abs(want))))
