@@ -148,15 +148,24 @@ def halton_gaussian(seed: int, m: int, d: int, *, randomisation: str = "scramble
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
     _checks.one_of("randomisation", randomisation, ("scramble", "shift", "none"))
+    return _halton_gaussians(np.array([int(seed)]), m, d, randomisation)[0]
+
+
+def _halton_gaussians(seeds: np.ndarray, m: int, d: int, randomisation: str) -> np.ndarray:
+    """:func:`halton_gaussian` for each of the integer ``seeds`` at once.  Returns (len(seeds), m, d).
+
+    Only the scrambled sequence is built per seed (scipy scrambles in its constructor); the plain sequence of
+    ``"shift"`` and ``"none"`` is built once, and Φ⁻¹ runs once over the whole stack.
+    """
     from scipy import stats  # ~1 s to import; only this sampler needs it
 
     if randomisation == "scramble":
-        u = stats.qmc.Halton(d, scramble=True, seed=int(seed)).random(m)
+        u = np.stack([stats.qmc.Halton(d, scramble=True, seed=int(s)).random(m) for s in seeds])
     elif randomisation == "none":
-        u = stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m)
+        u = np.broadcast_to(stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m), (len(seeds), m, d))
     else:
-        shift = np.random.default_rng(int(seed)).uniform(size=d)
-        u = (stats.qmc.Halton(d, scramble=False).random(m) + shift) % 1.0
+        shifts = np.stack([np.random.default_rng(int(s)).uniform(size=d) for s in seeds])
+        u = (stats.qmc.Halton(d, scramble=False).random(m) + shifts[:, None, :]) % 1.0
     return stats.norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))
 
 
@@ -188,9 +197,16 @@ def _sample_one(law, key, m, d, dtype):
         return orthogonal(key, m, d, dtype=dtype)
     if law == "sorf":
         return structured_orthogonal(key, m, d, dtype=dtype)
-    seed = int(jax.random.randint(key, (), 0, np.iinfo(np.int32).max))
+    return _halton_batch(law, key[None], m, d, dtype)[0]
+
+
+def _halton_batch(law, keys, m, d, dtype):
+    """One ``"halton"`` or ``"halton-shift"`` matrix per key, each seeded by an integer drawn from its key.
+    Returns (len(keys), m, d)."""
+    seeds = jax.vmap(lambda k: jax.random.randint(k, (), 0, np.iinfo(np.int32).max))(keys)
     randomisation = "shift" if law == "halton-shift" else "scramble"
-    return jnp.asarray(halton_gaussian(seed, m, d, randomisation=randomisation), dtype=dtype or jnp.result_type(float))
+    W = _halton_gaussians(np.asarray(seeds), m, d, randomisation)
+    return jnp.asarray(W, dtype=dtype or jnp.result_type(float))
 
 
 def _sample_batch(law, key, draws, m, d, rotations, dtype):
@@ -199,7 +215,9 @@ def _sample_batch(law, key, draws, m, d, rotations, dtype):
         return jax.random.normal(key, (draws, m, d), dtype=dtype)
     if law == "orthogonal":
         return orthogonal_batch(key, draws, m, d, dtype=dtype)
-    if law in ("sorf", "halton", "halton-shift"):
+    if law in ("halton", "halton-shift"):
+        return _halton_batch(law, jax.random.split(key, draws), m, d, dtype)
+    if law == "sorf":
         return jnp.stack([_sample_one(law, k, m, d, dtype) for k in jax.random.split(key, draws)])
     n_blocks = math.ceil(m / d)
     k_dirs, k_norms = jax.random.split(key)

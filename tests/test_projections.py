@@ -122,6 +122,16 @@ def test_sample_draws_every_law_key_first_with_the_documented_shapes(law):
         np.testing.assert_allclose(directions @ directions.T, np.eye(4), atol=1e-12)
 
 
+@pytest.mark.parametrize("law", ["sorf", "halton", "halton-shift"])
+def test_a_batch_of_draws_is_the_single_draws_from_the_split_keys(law):
+    """The draws of a batch are the matrices sampled one at a time from jax.random.split(key, draws), bit for bit,
+    however the batch is computed (Halton's integer seeds and Φ⁻¹ are taken for the whole batch at once)."""
+    key = jax.random.key(8)
+    batch = projections.sample(law, key, 9, 5, draws=4)
+    singles = [projections.sample(law, k, 9, 5) for k in jax.random.split(key, 4)]
+    np.testing.assert_array_equal(batch, np.stack(singles))
+
+
 def test_sample_matches_the_law_functions_it_names():
     key = jax.random.key(6)
     np.testing.assert_array_equal(projections.sample("iid", key, 7, 3), projections.gaussian(key, 7, 3))
