@@ -148,21 +148,21 @@ def halton_gaussian(seed: int, m: int, d: int, *, randomisation: str = "scramble
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
     _checks.one_of("randomisation", randomisation, ("scramble", "shift", "none"))
-    return _halton_gaussians(np.array([int(seed)]), m, d, randomisation)[0]
+    return _halton_gaussians([seed], m, d, randomisation)[0]
 
 
-def _halton_gaussians(seeds: np.ndarray, m: int, d: int, randomisation: str) -> np.ndarray:
+def _halton_gaussians(seeds, m: int, d: int, randomisation: str) -> np.ndarray:
     """:func:`halton_gaussian` for each of the integer ``seeds`` at once.  Returns (len(seeds), m, d).
 
     Only the scrambled sequence is built per seed (scipy scrambles in its constructor); the plain sequence of
-    ``"shift"`` and ``"none"`` is built once, and Φ⁻¹ runs once over the whole stack.
+    ``"shift"`` is built once, and Φ⁻¹ runs once over the whole stack. ``"none"`` ignores the seeds.
     """
     from scipy import stats  # ~1 s to import; only this sampler needs it
 
     if randomisation == "scramble":
         u = np.stack([stats.qmc.Halton(d, scramble=True, seed=int(s)).random(m) for s in seeds])
     elif randomisation == "none":
-        u = np.broadcast_to(stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m), (len(seeds), m, d))
+        u = stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m)[None]
     else:
         shifts = np.stack([np.random.default_rng(int(s)).uniform(size=d) for s in seeds])
         u = (stats.qmc.Halton(d, scramble=False).random(m) + shifts[:, None, :]) % 1.0
@@ -197,16 +197,22 @@ def _sample_one(law, key, m, d, dtype):
         return orthogonal(key, m, d, dtype=dtype)
     if law == "sorf":
         return structured_orthogonal(key, m, d, dtype=dtype)
-    return _halton_batch(law, key[None], m, d, dtype)[0]
+    seed = int(_halton_seed(key))
+    randomisation = "shift" if law == "halton-shift" else "scramble"
+    return jnp.asarray(halton_gaussian(seed, m, d, randomisation=randomisation), dtype=dtype or jnp.result_type(float))
+
+
+def _halton_seed(key) -> jax.Array:
+    """The integer seed of a ``"halton"`` or ``"halton-shift"`` matrix, drawn from its key."""
+    return jax.random.randint(key, (), 0, np.iinfo(np.int32).max)
 
 
 def _halton_batch(law, keys, m, d, dtype):
-    """One ``"halton"`` or ``"halton-shift"`` matrix per key, each seeded by an integer drawn from its key.
+    """:func:`_sample_one`'s ``"halton"`` or ``"halton-shift"`` matrix for each key, the seeds drawn in one call.
     Returns (len(keys), m, d)."""
-    seeds = jax.vmap(lambda k: jax.random.randint(k, (), 0, np.iinfo(np.int32).max))(keys)
+    seeds = np.asarray(jax.vmap(_halton_seed)(keys))
     randomisation = "shift" if law == "halton-shift" else "scramble"
-    W = _halton_gaussians(np.asarray(seeds), m, d, randomisation)
-    return jnp.asarray(W, dtype=dtype or jnp.result_type(float))
+    return jnp.asarray(_halton_gaussians(seeds, m, d, randomisation), dtype=dtype or jnp.result_type(float))
 
 
 def _sample_batch(law, key, draws, m, d, rotations, dtype):

@@ -151,15 +151,16 @@ def kac_draws():
     """R independent 32×32 matrices per law, shared by the Theorem 2 tests (the KAMA draws dominate their cost).
 
     The KAMA draw (R scans of 5 d ln d = 555 rotations) is run-time bound: compiled at the suite's XLA optimisation
-    level 0 it ran 10.3 s, at XLA's default level 0.5 s (2.6 s with its compile), so it is compiled at the default."""
+    level 0 it ran 10.3 s, at level 2 0.6 s (2.6 s with its compile; level 3, XLA's default, 0.7 s and 5.3 s), so it
+    is compiled at level 2: kama.random_matrices re-jitted with its own static arguments (rflib/kama.py)."""
     d = 32
-    at_default_level = jax.jit(
+    at_level_2 = jax.jit(
         kama.random_matrices.__wrapped__,
         static_argnums=(1, 2, 3, 4),
         compiler_options={"xla_backend_optimization_level": 2},
     )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kama, "random_matrices", at_default_level)
+        patch.setattr(kama, "random_matrices", at_level_2)
         return {
             method: projections.sample(png.LAWS[method], jax.random.key(20 + i), d, d, draws=R)
             for i, method in enumerate(("kama", "orn", "urn"))

@@ -122,14 +122,21 @@ def test_sample_draws_every_law_key_first_with_the_documented_shapes(law):
         np.testing.assert_allclose(directions @ directions.T, np.eye(4), atol=1e-12)
 
 
-@pytest.mark.parametrize("law", ["sorf", "halton", "halton-shift"])
-def test_a_batch_of_draws_is_the_single_draws_from_the_split_keys(law):
-    """The draws of a batch are the matrices sampled one at a time from jax.random.split(key, draws), bit for bit,
-    however the batch is computed (Halton's integer seeds and Φ⁻¹ are taken for the whole batch at once)."""
-    key = jax.random.key(8)
+@pytest.mark.parametrize("key", [jax.random.key(8), jax.random.PRNGKey(8)], ids=["typed key", "raw key"])
+@pytest.mark.parametrize("law", ["halton", "halton-shift"])
+def test_a_batch_of_halton_draws_is_the_single_draws_from_the_split_keys(law, key):
+    """Each draw of a batch is halton_gaussian seeded by an integer drawn from its key of jax.random.split(key, draws),
+    bit for bit, though the batch draws its seeds and takes Φ⁻¹ for all draws at once."""
     batch = projections.sample(law, key, 9, 5, draws=4)
-    singles = [projections.sample(law, k, 9, 5) for k in jax.random.split(key, 4)]
+    randomisation = "shift" if law == "halton-shift" else "scramble"
+    singles = [
+        projections.halton_gaussian(
+            int(jax.random.randint(k, (), 0, np.iinfo(np.int32).max)), 9, 5, randomisation=randomisation
+        )
+        for k in jax.random.split(key, 4)
+    ]
     np.testing.assert_array_equal(batch, np.stack(singles))
+    np.testing.assert_array_equal(batch[2], projections.sample(law, jax.random.split(key, 4)[2], 9, 5))
 
 
 def test_sample_matches_the_law_functions_it_names():
