@@ -23,7 +23,8 @@ all: notebooks report
 # requirements.lock pins the whole transitive set (`make lock` regenerates it from pyproject.toml), every file with
 # its SHA-256: every machine installs exactly those files, then rflib itself without resolving again (an editable
 # install of the checkout has no hash). uv (pinned and hash-checked too, installed into the venv by pip) installs
-# them ~10x faster than pip (5 s vs 100 s here, bytecode aside). The installer commands are variables so that a test can stub them.
+# them ~10x faster than pip (5 s vs 100 s here, bytecode aside). The installer commands are variables so that a test
+# can stub them.
 # --compile-bytecode writes every installed module's .pyc, as pip does and uv does not by default (≈ 20 s more here).
 # Where PYTHONDONTWRITEBYTECODE is set (as on this project's machines), Python never caches bytecode itself, and every
 # process compiled what it imported (`import jax` 3.0 -> 1.1 s, `import matplotlib.pyplot` 2.5 -> 0.8 s in a slow
@@ -31,7 +32,7 @@ all: notebooks report
 # only slower to start (`make distclean` once rebuilds it with them). $(OWN_PYC) does the same for the checkout's own
 # modules before every run that starts many processes (a stale .pyc is never used: Python compares it with its
 # source); it is only a speed-up, so a read-only checkout, where it cannot write, runs on without it.
-OWN_PYC     = $(PY) -m compileall -q rflib tools benchmarks || echo "make: could not write the checkout's .pyc; going on"
+OWN_PYC     = $(PY) -m compileall -q rflib tools benchmarks || echo "make: cannot write the checkout's .pyc; going on"
 UV_PIN     := uv==0.13.9
 MKVENV      = $(PYTHON) -m venv
 BOOTSTRAP   = $(VENV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes \
