@@ -407,7 +407,9 @@ display(Markdown(rec.table()))
 #   protocol and give the same numbers (the draws' keys depend on the seed, not on the scale). Until 2026-11-28 it
 #   drew 40, because 50 took 15.1 min on 2026-11-26, over the 15-minute budget; since the training side's features
 #   are computed once for the validation and the test objects where the parameters allow it (TrigRF, PosRF), 50
-#   draws take 13.2 min in a slow spell of the machine (188 GFLOP/s).
+#   draws take 13.2 min in a slow spell of the machine (188 GFLOP/s). Since 2026-11-29 the classifiers map the draws
+#   one at a time instead of in vmapped batches of 10 (XLA:CPU ran the batched products 2.5–3× slower): 6.3 min
+#   where the batched version took 18.7 min, with the same results byte for byte.
 # * **Class scores in log space (2026-11-28).** The classifiers' class sums used to be stabilised per object (each
 #   training object's largest feature, each query's). At σ ≳ 13 the fitted DERFs' log-features span more than
 #   float64's exponent range, whole classes' sums underflowed, and the argmax then fell to the first class (segment,
