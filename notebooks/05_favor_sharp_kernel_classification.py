@@ -87,7 +87,7 @@ SIGMAS = np.logspace(-2, 2, S["n_sigma"])
 # For each dataset and split: for every $\sigma$, method and $M$, draw 50 stacks of sign-fixed orthogonal $\omega$
 # (`projections.orthogonal_batch`: blocks of Haar rows with $\chi_d$ norms) — the same stacks for every method —
 # fit the DERF parameters on (validation, train) and on (test, train), and compute the validation and test
-# accuracy of every draw in one vectorised call (`kc.split_accuracies`, per split; `kc.accuracy_sweep` over datasets
+# accuracy of every draw in one compiled call (`kc.split_accuracies`, per split; `kc.accuracy_sweep` over datasets
 # and splits). The exact Gaussian-kernel classifier gets the same $\sigma$ search. `kc.accuracy_table` then takes, per
 # (method, $M$, split), the test accuracy at the validated $\sigma$ and averages it over splits.
 
@@ -407,9 +407,10 @@ display(Markdown(rec.table()))
 #   protocol and give the same numbers (the draws' keys depend on the seed, not on the scale). Until 2026-11-28 it
 #   drew 40, because 50 took 15.1 min on 2026-11-26, over the 15-minute budget; since the training side's features
 #   are computed once for the validation and the test objects where the parameters allow it (TrigRF, PosRF), 50
-#   draws take 13.2 min in a slow spell of the machine (188 GFLOP/s). Since 2026-11-29 the classifiers map the draws
-#   one at a time instead of in vmapped batches of 10 (XLA:CPU ran the batched products 2.5–3× slower): 6.3 min
-#   where the batched version took 18.7 min, with the same results byte for byte.
+#   draws take 13.2 min in a slow spell of the machine (188 GFLOP/s). On 2026-11-29 a machine at 310 GFLOP/s
+#   (float32) on which batched products ran slowly took 18.7 min; since then the classifiers map the draws one at a
+#   time instead of in vmapped batches of 10 (2.5–2.6× faster there on letter, TrigRF 2.1–3.2×): 6.3 min, the same results byte
+#   for byte.
 # * **Class scores in log space (2026-11-28).** The classifiers' class sums used to be stabilised per object (each
 #   training object's largest feature, each query's). At σ ≳ 13 the fitted DERFs' log-features span more than
 #   float64's exponent range, whole classes' sums underflowed, and the argmax then fell to the first class (segment,

@@ -101,7 +101,7 @@ def test_query_sets_sharing_a_training_side_give_each_sets_own_accuracies(key):
     X, y = blobs(seed=3, n=80)
     Xtr, onehot = X[:50], np.eye(3)[y[:50]]
     sets = ((X[50:62], y[50:62]), (X[62:], y[62:]))
-    Ws = projections.orthogonal_batch(key, 12, 16, 3)  # 12 draws: one full batch of 10 and a partial one
+    Ws = projections.orthogonal_batch(key, 12, 16, 3)  # 12 draws
     thetas = jax.random.uniform(jax.random.key(6), (12, 16), maxval=2 * np.pi)
     together = np.asarray(kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, sets))
     alone = [np.asarray(kc.trig_accuracies(Ws, thetas, Xtr, onehot, Xq, yq)) for Xq, yq in sets]

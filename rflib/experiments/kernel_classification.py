@@ -9,7 +9,8 @@ sums are formed in log space per feature (each feature's largest training term s
 weighted term to 1), so no query's scores can all underflow; terms more than ≈ 745 nats below their feature's
 largest still do, far below the winning score.
 
-Inputs here are already scaled by σ. All accuracies are vectorised over a stack of random draws (seeds).
+Inputs here are already scaled by σ. All accuracies are computed for a stack of random draws (seeds), one draw at
+a time.
 """
 
 from __future__ import annotations
@@ -85,12 +86,6 @@ def _exact_accuracy(X_train, onehot, X_query, labels):
     return jnp.mean(jnp.argmax(scores, axis=1) == labels)
 
 
-# The draws are mapped one at a time (``lax.map`` without ``batch_size``). Mapping them in vmapped batches of 10 turned
-# each draw's products into batched products, which XLA:CPU runs slower: one call (letter, M = 128, 50 draws, both
-# query sets) took 1.56-1.66 s batched and 0.62-0.65 s one draw at a time (optdigits 0.37 -> 0.22 s, segment 0.10 ->
-# 0.06 s), with the same accuracies in all 27 cases compared (2026-11-29). It also keeps one draw's features at a time.
-
-
 def derf_accuracies(params_query: DERF, params_train: DERF, Ws, X_train, onehot, X_query, labels) -> jax.Array:
     """Accuracies of the DERF kernel classifier for each projection matrix in ``Ws``: (S, M, d) → (S,).
 
@@ -138,6 +133,11 @@ def _log_space_predictions(query_log_features, stabiliser, class_sums):
     return jnp.argmax(weights @ class_sums, axis=1)
 
 
+# _derf_accuracies and _trig_accuracies map the draws one at a time (``lax.map`` without ``batch_size``), keeping
+# one draw's features at a time. Vmapped batches of 10 draws turned each draw's products into batched products,
+# which XLA:CPU ran 2.5–2.6× slower (2026-11-29, one DERF call on letter, M = 128, 50 draws, both query sets:
+# 1.56–1.66 s → 0.62–0.65 s; TrigRF 2.1–3.2×; 1.5–1.8× on smaller sets), with the same accuracies in every case
+# compared.
 @jax.jit
 def _derf_accuracies(params_train, Ws, X_train, onehot, queries):
     def one(W):
