@@ -409,8 +409,8 @@ display(Markdown(rec.table()))
 #   are computed once for the validation and the test objects where the parameters allow it (TrigRF, PosRF), 50
 #   draws take 13.2 min in a slow spell of the machine (188 GFLOP/s). On 2026-11-29 a machine at 310 GFLOP/s
 #   (float32) on which batched products ran slowly took 18.7 min; since then the classifiers map the draws one at a
-#   time instead of in vmapped batches of 10 (2.5–2.6× faster there on letter, TrigRF 2.1–3.2×): 6.3 min, the same results byte
-#   for byte.
+#   time instead of in vmapped batches of 10 (2.5–2.6× faster there on letter, TrigRF 2.1–3.2×): 6.3 min, the same
+#   results byte for byte.
 # * **Class scores in log space (2026-11-28).** The classifiers' class sums used to be stabilised per object (each
 #   training object's largest feature, each query's). At σ ≳ 13 the fitted DERFs' log-features span more than
 #   float64's exponent range, whole classes' sums underflowed, and the argmax then fell to the first class (segment,
