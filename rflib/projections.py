@@ -162,7 +162,7 @@ def _halton_gaussians(seeds, m: int, d: int, randomisation: str) -> np.ndarray:
     if randomisation == "scramble":
         u = np.stack([stats.qmc.Halton(d, scramble=True, seed=int(s)).random(m) for s in seeds])
     elif randomisation == "none":
-        u = stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m)[None]
+        u = np.broadcast_to(stats.qmc.Halton(d, scramble=False).fast_forward(1).random(m), (len(seeds), m, d))
     else:
         shifts = np.stack([np.random.default_rng(int(s)).uniform(size=d) for s in seeds])
         u = (stats.qmc.Halton(d, scramble=False).random(m) + shifts[:, None, :]) % 1.0
@@ -197,9 +197,7 @@ def _sample_one(law, key, m, d, dtype):
         return orthogonal(key, m, d, dtype=dtype)
     if law == "sorf":
         return structured_orthogonal(key, m, d, dtype=dtype)
-    seed = int(_halton_seed(key))
-    randomisation = "shift" if law == "halton-shift" else "scramble"
-    return jnp.asarray(halton_gaussian(seed, m, d, randomisation=randomisation), dtype=dtype or jnp.result_type(float))
+    return _halton_stack(law, [int(_halton_seed(key))], m, d, dtype)[0]
 
 
 def _halton_seed(key) -> jax.Array:
@@ -210,7 +208,11 @@ def _halton_seed(key) -> jax.Array:
 def _halton_batch(law, keys, m, d, dtype):
     """:func:`_sample_one`'s ``"halton"`` or ``"halton-shift"`` matrix for each key, the seeds drawn in one call.
     Returns (len(keys), m, d)."""
-    seeds = np.asarray(jax.vmap(_halton_seed)(keys))
+    return _halton_stack(law, np.asarray(jax.vmap(_halton_seed)(keys)), m, d, dtype)
+
+
+def _halton_stack(law, seeds, m, d, dtype):
+    """The ``"halton"`` or ``"halton-shift"`` matrices of integer ``seeds`` as a (len(seeds), m, d) JAX array."""
     randomisation = "shift" if law == "halton-shift" else "scramble"
     return jnp.asarray(_halton_gaussians(seeds, m, d, randomisation), dtype=dtype or jnp.result_type(float))
 
