@@ -30,6 +30,15 @@ def all_finite(arr) -> bool:
     return bool(np.isfinite(np.asarray(arr)).all())
 
 
+def finite_result(caller: str, out, cause: str):
+    """``out`` of an eager call, or a ``ValueError`` naming ``caller`` and ``cause`` if it holds NaN or inf: for
+    results that are finite whenever the (checked) inputs are and the dtype's range allows, so that a non-finite one
+    is an overflow to report, never a value to pass on. Nothing under ``jit``, where ``out`` is a tracer."""
+    if is_concrete(out) and not all_finite(out):
+        raise ValueError(f"{caller}: the result is not finite in {out.dtype}: {cause}")
+    return out
+
+
 def positive_int(name: str, value) -> int:
     """Return ``value`` as an int, or raise if it is not an integer ≥ 1."""
     return integer(name, value, low=1)

@@ -105,6 +105,31 @@ def test_feature_bodies_are_bounded_so_large_inputs_do_not_overflow(key):
         assert bool(jnp.all(jnp.isfinite(feats.log_scale)))
 
 
+def test_an_overflowing_estimate_or_dense_feature_is_refused_not_returned_as_nan(key):
+    """exp(log scale) · body beyond the dtype's range: positive features of x = 10, y = −10 with W = ±10 in float32
+    (x = 30, y = −30, W = ±30 in float64) have a common factor that overflows and bodies whose product underflows, so
+    the estimate was inf · 0 = NaN, returned silently; a trigonometric feature of ‖x‖ = 14 in float32 was inf or NaN.
+    Eager calls now refuse them; under jit the values cannot be read and nothing changes; finite results are the same
+    bit for bit."""
+    for dtype, r in ((jnp.float32, 10.0), (jnp.float64, 30.0)):
+        estimator = features.classic.positive_estimator(jnp.array([[r], [-r]], dtype))
+        X, Y = jnp.array([[r]], dtype), jnp.array([[-r]], dtype)
+        with pytest.raises(ValueError, match=f"Estimator.estimate: the result is not finite in {jnp.dtype(dtype)}"):
+            estimator.estimate(X, Y)
+        with pytest.raises(ValueError, match="Estimator.paired: the result is not finite.*use float64"):
+            estimator.paired(X, Y)
+        assert bool(jnp.isnan(jax.jit(estimator.estimate)(X, Y)).all())
+    with pytest.raises(ValueError, match="trig: the result is not finite in float32.*factored"):
+        features.trig(jnp.array([[0.0, 1.0]], jnp.float32), jnp.array([[14.0, 0.0]], jnp.float32))
+    k1, k2, k3 = jax.random.split(key, 3)
+    W = jax.random.normal(k1, (16, 4))
+    X, Y = 0.5 * jax.random.normal(k2, (6, 4)), 0.5 * jax.random.normal(k3, (5, 4))
+    estimator = features.classic.hyperbolic_estimator(W)
+    direct = features.base.pair_products(estimator.query_features(X), estimator.key_features(Y))
+    assert np.array_equal(np.asarray(estimator.estimate(X, Y)), np.asarray(direct))
+    assert np.array_equal(np.asarray(features.positive(W, X)), np.asarray(features.positive_features(W, X).dense()))
+
+
 def test_gaussian_kernel_features_are_unbiased_for_the_gaussian_kernel():
     x, y = PAIRS[0]
     W, weights = quadrature.projection_rule(np.stack([x, y]), n_points=60)

@@ -101,6 +101,15 @@ def positive_from_projection(row_log_scale, points, projections, column_bias=Non
 
 FeatureMap = Callable[[jax.Array], Features]
 
+#: Why an estimate from finite inputs is not finite: exp(log scale) overflows the dtype, and times a bounded body
+#: gives inf, or NaN where the bodies' product underflowed to 0 (positive features of x = 10, y = −10 with W = ±10
+#: in float32).
+SCALE_OVERFLOW = (
+    "the features' common factor exp(log scale) overflowed (at these norms of X and Y the kernel value, or a factor of "
+    "it, is out of the dtype's range): use float64, rescale X and Y, or work with the factored features "
+    "(query_features / key_features, paired_factored) in log space"
+)
+
 
 class Estimator(NamedTuple):
     """An estimator K̂(x, y) = Ψ₁(x)ᵀΨ₂(y) of a kernel (the softmax kernel, a PNG kernel, a λ-coefficient), with its
@@ -123,9 +132,14 @@ class Estimator(NamedTuple):
     paired_direct: Callable[[jax.Array, jax.Array], tuple[jax.Array, jax.Array]] | None = None
 
     def estimate(self, X, Y) -> jax.Array:
-        """Ψ₁(X) Ψ₂(Y)ᵀ: (n, d), (k, d) → (n, k), computed as exp(ls₁ + ls₂) · (body₁ body₂ᵀ)."""
+        """Ψ₁(X) Ψ₂(Y)ᵀ: (n, d), (k, d) → (n, k), computed as exp(ls₁ + ls₂) · (body₁ body₂ᵀ).
+
+        Raises:
+          ValueError: bad X or Y, or (eager calls only) an estimate that is not finite (:data:`SCALE_OVERFLOW`).
+        """
         X = _checks.points("X", X)
-        return pair_products(self.query_features(X), self.key_features(_checks.points("Y", Y, dim=X.shape[1])))
+        estimate = pair_products(self.query_features(X), self.key_features(_checks.points("Y", Y, dim=X.shape[1])))
+        return _checks.finite_result("Estimator.estimate", estimate, SCALE_OVERFLOW)
 
     def paired_factored(self, X, Y) -> tuple[jax.Array, jax.Array]:
         """Ψ₁(x_i)ᵀΨ₂(y_i) = exp(log_scale_i)·dot_i for the rows of X and Y taken in pairs, as (log_scale, dot):
@@ -141,13 +155,15 @@ class Estimator(NamedTuple):
         return fx.log_scale + fy.log_scale, jnp.sum(fx.body * fy.body, axis=1)
 
     def paired(self, X, Y) -> jax.Array:
-        """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,)."""
+        """Ψ₁(x_i)ᵀΨ₂(y_i) for the rows of X and Y taken in pairs: (p, d), (p, d) → (p,). Raises as :meth:`estimate`."""
         log_scale, dot = self.paired_factored(X, Y)
-        return jnp.exp(log_scale) * dot
+        return _checks.finite_result("Estimator.paired", jnp.exp(log_scale) * dot, SCALE_OVERFLOW)
 
 
 def pair_products(fx: Features, fy: Features) -> jax.Array:
-    """All inner products of two factored feature sets: (n, F), (k, F) → (n, k), scales added in log space."""
+    """All inner products of two factored feature sets: (n, F), (k, F) → (n, k), scales added in log space. Unchecked
+    (the building block of compiled code): where the common scale overflows the result is inf or NaN;
+    :meth:`Estimator.estimate` refuses such a result in an eager call."""
     return jnp.exp(fx.log_scale[:, None] + fy.log_scale[None, :]) * (fx.body @ fy.body.T)
 
 

@@ -19,6 +19,14 @@ import jax.numpy as jnp
 from rflib import _checks, fastmath
 from rflib.features.base import Estimator, Features, positive_from_projection
 
+#: Why a dense feature of finite X is not finite: its row factor exp(log_scale) overflows the dtype (trigonometric
+#: features, factor e^(‖x‖²/2), in float32 from ‖x‖ ≈ 13.3), and times the bounded body gives inf, or NaN where the
+#: body is 0.
+FEATURE_OVERFLOW = (
+    "the features' row factor exp(log_scale) overflowed at these norms of X: use float64, rescale X, or the factored "
+    "*_features form (its log_scale and bounded body stay finite)"
+)
+
 
 def _checked(W, X):
     X = _checks.points("X", X)
@@ -74,18 +82,21 @@ def hyperbolic_features(W, X) -> Features:
 
 
 def trig(W, X) -> jax.Array:
-    """Dense :func:`trig_features`: (n, 2m)."""
-    return trig_features(W, X).dense()
+    """Dense :func:`trig_features`: (n, 2m). Raises ValueError (eager calls only) where a
+    feature is not finite: its factor e^(±‖x‖²/2) overflowed (use float64, rescale X, or the factored form)."""
+    return _checks.finite_result("trig", trig_features(W, X).dense(), FEATURE_OVERFLOW)
 
 
 def positive(W, X) -> jax.Array:
-    """Dense :func:`positive_features`: (n, m)."""
-    return positive_features(W, X).dense()
+    """Dense :func:`positive_features`: (n, m). Raises ValueError (eager calls only) where a
+    feature is not finite: its factor e^(±‖x‖²/2) overflowed (use float64, rescale X, or the factored form)."""
+    return _checks.finite_result("positive", positive_features(W, X).dense(), FEATURE_OVERFLOW)
 
 
 def hyperbolic(W, X) -> jax.Array:
-    """Dense :func:`hyperbolic_features`: (n, 2m)."""
-    return hyperbolic_features(W, X).dense()
+    """Dense :func:`hyperbolic_features`: (n, 2m). Raises ValueError (eager calls only) where a
+    feature is not finite: its factor e^(±‖x‖²/2) overflowed (use float64, rescale X, or the factored form)."""
+    return _checks.finite_result("hyperbolic", hyperbolic_features(W, X).dense(), FEATURE_OVERFLOW)
 
 
 def gaussian_kernel_features(features: Features, X) -> Features:
