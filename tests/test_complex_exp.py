@@ -57,6 +57,14 @@ def test_ce_estimator_is_unbiased_and_matches_both_closed_form_mses(case):
         )
 
 
+def test_complex_part_log_mse_stays_finite_where_its_mse_overflows():
+    """log((SM²/m)(e^{|w|²} − 1)) with |w|² = 800 (x = y = (10, 10), A = I): log(expm1(800)) was +inf in float64;
+    the log form s + log(1 − e^{−s}) gives the exact 2·200 + 800 = 1 200."""
+    x = y = jnp.array([10.0, 10.0])
+    value = moments.complex_exp.log_mse_complex_exponential(x, y, jnp.eye(2), 1, part="complex")
+    assert float(value) == pytest.approx(1200.0, rel=1e-15)
+
+
 @pytest.mark.parametrize("case", A_CASES)
 def test_real_asymmetric_ce_maps_give_the_real_part_of_the_bilinear_product(case, key):
     A = A_CASES[case]

@@ -39,7 +39,7 @@ def log_mse_complex_exponential(x, y, A, m: int, *, part: str = "real") -> jax.A
     dot, w = _ce_w(x, y, A)
     s = jnp.sum(jnp.abs(w) ** 2, axis=-1)
     if part == "complex":
-        return 2.0 * dot - jnp.log(float(m)) + jnp.log(jnp.expm1(s))
+        return 2.0 * dot - jnp.log(float(m)) + s + jnp.log(-jnp.expm1(-s))  # log(e^s − 1), finite for any s
     w_sq = jnp.sum(w * w, axis=-1)
     a, b = jnp.real(w_sq), jnp.imag(w_sq)
     small_s = jnp.minimum(s, 1.0)  # keeps the unused branch finite
