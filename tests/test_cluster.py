@@ -114,6 +114,8 @@ def test_nearest_centre_and_shape_checks(key):
     assert np.all(labels == np.repeat([0, 1], 30))
     with pytest.raises(ValueError, match="2 × 2"):
         cluster.cluster_hybrid_estimator([[None, None]], cx, cy)
+    with pytest.raises(ValueError, match="pair_estimators must be 2 × 2"):  # silently 0 on cluster 1 before
+        cluster.cluster_hybrid_direct([[None, None]], cx, cy, X, X)
     with pytest.raises(ValueError, match="same shape"):
         cluster.real_diagonal_A(np.ones((2, 3)), np.ones(3))
     assert jnp.all(cluster.nearest_centre(cx, cx) == jnp.arange(2))

@@ -37,7 +37,7 @@ import numpy as np
 
 from rflib import _checks
 from rflib.features import complex_exp, hybrid
-from rflib.features.base import Estimator, Features, concat
+from rflib.features.base import SCALE_OVERFLOW, Estimator, Features, concat, pair_products
 
 
 def _centre_pair(rx, ry):
@@ -128,6 +128,16 @@ def _cluster_side(pair_sides, centres, own_axis, X):
     return concat(blocks)
 
 
+def _checked_grid(pair_estimators, centres_x, centres_y):
+    """The centres checked, (n_q, d) and (n_k, d), and ``pair_estimators`` checked to be n_q × n_k."""
+    centres_x = _checks.points("centres_x", centres_x)
+    centres_y = _checks.points("centres_y", centres_y, dim=centres_x.shape[1])
+    n_q, n_k = centres_x.shape[0], centres_y.shape[0]
+    if len(pair_estimators) != n_q or any(len(row) != n_k for row in pair_estimators):
+        raise ValueError(f"pair_estimators must be {n_q} × {n_k} (query clusters × key clusters)")
+    return centres_x, centres_y
+
+
 def cluster_hybrid_estimator(pair_estimators: Sequence[Sequence[Estimator]], centres_x, centres_y) -> Estimator:
     """HRF-C (Def H.2): the estimator of the cluster pair (cluster(x), cluster(y)), as one feature map.
 
@@ -140,11 +150,7 @@ def cluster_hybrid_estimator(pair_estimators: Sequence[Sequence[Estimator]], cen
 
     Inactive blocks get log scale −inf before the common scale is taken, so the active block never underflows.
     """
-    centres_x = _checks.points("centres_x", centres_x)
-    centres_y = _checks.points("centres_y", centres_y, dim=centres_x.shape[1])
-    n_q, n_k = centres_x.shape[0], centres_y.shape[0]
-    if len(pair_estimators) != n_q or any(len(row) != n_k for row in pair_estimators):
-        raise ValueError(f"pair_estimators must be {n_q} × {n_k} (query clusters × key clusters)")
+    centres_x, centres_y = _checked_grid(pair_estimators, centres_x, centres_y)
     lefts = [[est.query_features for est in row] for row in pair_estimators]
     rights = [[est.key_features for est in row] for row in pair_estimators]
     return Estimator(partial(_cluster_side, lefts, centres_x, 0), partial(_cluster_side, rights, centres_y, 1))
@@ -169,15 +175,21 @@ def diagonal_ce_cluster_estimator(Ws, A, centres_x, centres_y) -> Estimator:
 
 
 def cluster_hybrid_direct(pair_estimators, centres_x, centres_y, X, Y) -> jax.Array:
-    """Def H.2 evaluated directly: for each pair, the estimate of its own cluster pair.  (n, d), (k, d) → (n, k)."""
+    """Def H.2 evaluated directly: for each pair, the estimate of its own cluster pair.  (n, d), (k, d) → (n, k).
+    pair_estimators, centres_x, centres_y as in :func:`cluster_hybrid_estimator`. A pair's estimator is evaluated on
+    every pair but kept only on its own clusters, so only the kept entries must be finite (else ValueError, as
+    :meth:`~rflib.features.base.Estimator.estimate`)."""
+    centres_x, centres_y = _checked_grid(pair_estimators, centres_x, centres_y)
+    X = _checks.points("X", X, dim=centres_x.shape[1])
+    Y = _checks.points("Y", Y, dim=centres_x.shape[1])
     ix = np.asarray(nearest_centre(X, centres_x))
     jy = np.asarray(nearest_centre(Y, centres_y))
-    out = jnp.zeros((ix.size, jy.size))
+    out = jnp.zeros((ix.size, jy.size), X.dtype)
     for i, row in enumerate(pair_estimators):
         for j, est in enumerate(row):
             mask = (ix == i)[:, None] & (jy == j)[None, :]
-            out = jnp.where(mask, est.estimate(X, Y), out)
-    return out
+            out = jnp.where(mask, pair_products(est.query_features(X), est.key_features(Y)), out)
+    return _checks.finite_result("cluster_hybrid_direct", out, SCALE_OVERFLOW)
 
 
 def _scaled_side(side, scale, X):
