@@ -52,6 +52,19 @@ def _check_index(name: str, j: int, n: int) -> int:
     return _checks.integer(name, j, low=0, high=n - 1)
 
 
+def _check_indices(name: str, j, n: int) -> np.ndarray:
+    """``j`` as a 1-d int array of row indices in [0, n): integer arrays, or floats that are whole numbers (never
+    bools, never a float truncated: [2.9] is refused, not read as 2)."""
+    arr = np.asarray(j)
+    whole_floats = np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+    if arr.dtype == np.bool_ or not (np.issubdtype(arr.dtype, np.integer) or whole_floats):
+        raise ValueError(f"{name} must hold integer row indices, got dtype {arr.dtype}")
+    arr = arr.astype(int)
+    if arr.ndim != 1 or np.any((arr < 0) | (arr >= n)):
+        raise ValueError(f"{name} must be a 1-d array of row indices in [0, {n})")
+    return arr
+
+
 # --- datasets -------------------------------------------------------------------------------------------------------
 
 
@@ -145,9 +158,8 @@ def normalise(scores, kind: str, *, min_row_sum: float = 1e-12) -> np.ndarray:
     Linear attention is defined only when every row sum is nonzero; a row sum below ``min_row_sum`` in magnitude
     raises instead of returning inf/NaN.
     """
-    S = np.asarray(scores, dtype=float)
-    if not np.all(np.isfinite(S)):
-        raise ValueError("attention scores must be finite")
+    S = _checks.finite_numpy("scores", scores)
+    min_row_sum = _checks.real_number("min_row_sum", min_row_sum, low=0.0)
     if kind == "exp":
         E = np.exp(S - S.max(axis=-1, keepdims=True))
         return E / E.sum(axis=-1, keepdims=True)
@@ -160,11 +172,12 @@ def normalise(scores, kind: str, *, min_row_sum: float = 1e-12) -> np.ndarray:
 
 
 def attention(A1, A2, A3, X, V, kind: str) -> np.ndarray:
-    """c = D⁻¹ u(A1 X A2ᵀ) A3 V (Eq. 1 / App. C), one row per query.  A1: (…, n, d), A2, A3: (…, n', d) → (…, n, d);
-    leading axes (e.g. trials) broadcast."""
-    A1, A2, A3 = (np.asarray(A, float) for A in (A1, A2, A3))
-    scores = A1 @ np.asarray(X, float) @ np.swapaxes(A2, -1, -2)
-    return normalise(scores, kind) @ A3 @ np.asarray(V, float)
+    """c = D⁻¹ u(A1 X A2ᵀ) A3 V (Eq. 1 / App. C), one row per query.  A1: (…, n, d), A2, A3: (…, n', d), X, V: (d, d)
+    → (…, n, d); leading axes (e.g. trials) broadcast."""
+    A1, A2, A3 = (_checks.finite_numpy(name, A) for name, A in {"A1": A1, "A2": A2, "A3": A3}.items())
+    X, V = _checks.finite_numpy("X", X, 2), _checks.finite_numpy("V", V, 2)
+    scores = A1 @ X @ np.swapaxes(A2, -1, -2)
+    return normalise(scores, kind) @ A3 @ V
 
 
 def scores_by_tensor_trick(A1, A2, X) -> np.ndarray:
@@ -291,9 +304,16 @@ def readouts_for(n: int, *, delta: float = 0.01, floor: int | None = None) -> in
 def neuron_probabilities(good_rows, bad_rows, tau: float, sigmas) -> tuple[float, float, float]:
     """For one readout neuron σ (uniform over the rows of ``sigmas``): p_G = P[∃ good row with ⟨row, σ⟩ > τ],
     p_B likewise for the bad rows, p_BG = P[B ∪ G].  good/bad rows: (k, d); sigmas: (N, d)."""
-    sigmas = np.asarray(sigmas, float)
-    G = (sigmas @ np.asarray(good_rows, float).T > tau).any(axis=1)
-    B = (sigmas @ np.asarray(bad_rows, float).T > tau).any(axis=1)
+    sigmas = _checks.finite_numpy("sigmas", sigmas, 2)
+    good_rows = _checks.finite_numpy("good_rows", good_rows, 2)
+    bad_rows = _checks.finite_numpy("bad_rows", bad_rows, 2)
+    tau = _checks.real_number("tau", tau)
+    if not sigmas.shape[1] == good_rows.shape[1] == bad_rows.shape[1]:
+        raise ValueError(
+            f"sigmas, good_rows and bad_rows need the same d, got {sigmas.shape}, {good_rows.shape}, {bad_rows.shape}"
+        )
+    G = (sigmas @ good_rows.T > tau).any(axis=1)
+    B = (sigmas @ bad_rows.T > tau).any(axis=1)
     return float(G.mean()), float(B.mean()), float((G | B).mean())
 
 
@@ -348,10 +368,9 @@ def success_probability(case: str, m: int, sigmas, **params) -> float:
 
 def self_data_batch(n: int, d: int, a: float, b: float, c: float, j3) -> np.ndarray:
     """:func:`self_data` for a batch of spike rows j3: (T,) → (T, n, d), entry for entry equal to the single version."""
-    j3 = np.asarray(j3, int)
     base = self_data(n, d, 0.0, b, c, 0)
-    if j3.ndim != 1 or np.any((j3 < 0) | (j3 >= n)):
-        raise ValueError(f"j3 must be a 1-d array of row indices in [0, {n})")
+    j3 = _check_indices("j3", j3, n)
+    a = _checks.real_number("a", a)
     A = np.repeat(base[None], len(j3), axis=0)
     A[np.arange(len(j3)), j3, 0] = a * math.sqrt(math.log(n))
     return A
@@ -359,11 +378,12 @@ def self_data_batch(n: int, d: int, a: float, b: float, c: float, j3) -> np.ndar
 
 def cross_data_batch(n: int, d: int, a: float, j2, j3) -> tuple[np.ndarray, np.ndarray]:
     """:func:`cross_data` for batches of (j2, j3): (T,), (T,) → A1, A2 each (T, n, d)."""
-    j2, j3 = np.asarray(j2, int), np.asarray(j3, int)
     A1_base, A2_base = cross_data(n, d, 0.0, 0, 0)
     A2_base[0, 0] = 0.0
-    if j2.shape != j3.shape or j2.ndim != 1 or np.any((j2 < 0) | (j2 >= n) | (j3 < 0) | (j3 >= n)):
-        raise ValueError(f"j2 and j3 must be 1-d arrays of equal length with row indices in [0, {n})")
+    j2, j3 = _check_indices("j2", j2, n), _check_indices("j3", j3, n)
+    if j2.shape != j3.shape:
+        raise ValueError(f"j2 and j3 need equal lengths, got {j2.shape} and {j3.shape}")
+    a = _checks.real_number("a", a)
     T = np.arange(len(j2))
     A1, A2 = np.repeat(A1_base[None], len(j2), axis=0), np.repeat(A2_base[None], len(j2), axis=0)
     A1[T, j2, 0] = a * math.log(n)
@@ -397,8 +417,17 @@ def distinct_query_rows(Q) -> tuple[np.ndarray, np.ndarray]:
 def network_batch(c, Y, tau: float, multiplicity=None) -> Output:
     """:func:`network` over a batch: c (T, k, d) attention rows, Y (T, d, m) readouts, optional row multiplicities
     (T, k) (default 1; rows of multiplicity 0 are ignored).  Returns Output of (T,) arrays."""
-    scores = np.asarray(c, float) @ np.asarray(Y, float)
-    w = np.ones(scores.shape[:2]) if multiplicity is None else np.asarray(multiplicity, float)
+    c, Y = _checks.finite_numpy("c", c, 3), _checks.finite_numpy("Y", Y, 3)
+    tau = _checks.real_number("tau", tau)
+    if c.shape[0] != Y.shape[0] or c.shape[2] != Y.shape[1]:
+        raise ValueError(f"c (T, k, d) and Y (T, d, m) must agree in T and d, got {c.shape} and {Y.shape}")
+    scores = c @ Y
+    if multiplicity is None:
+        w = np.ones(scores.shape[:2])
+    else:
+        w = _checks.finite_numpy("multiplicity", multiplicity, 2)
+        if w.shape != scores.shape[:2] or np.any(w < 0):
+            raise ValueError(f"multiplicity must be ≥ 0 with shape {scores.shape[:2]} (T, k), got {w.shape}")
     value = np.einsum("tk,tkm->t", w, np.maximum(scores - tau, 0.0))
     margin = np.where(w > 0, scores.max(axis=-1), -np.inf).max(axis=-1) - tau
     return Output(value, margin)
@@ -423,7 +452,7 @@ def success_indicators(case: str, Y, positions_d1, positions_d0, *, distinct: bo
     ``False`` evaluates all n rows.  Vectorised over trials in chunks of bounded memory.  Returns (T,) bool.
     """
     tau = threshold(case, params)
-    Y = np.asarray(Y, float)
+    Y = _checks.finite_numpy("Y", Y)
     n, d = params["n"], params["d"]
     if Y.ndim != 3 or Y.shape[1] != d:
         raise ValueError(f"Y must have shape (trials, d={d}, m), got {Y.shape}")
@@ -460,6 +489,8 @@ def simulate_toy_success(
     """Monte Carlo of the toy model's E_success (§7.1): per trial one readout Y ∈ {±1}^{n×m}, one D0 and one D1
     logit vector; success iff F_exp(D1) > 0 and F_exp(D0) = F_lin(D0) = F_lin(D1) = 0.  Vectorised over trials."""
     n, m, trials = (_checks.positive_int(k, v) for k, v in (("n", n), ("m", m), ("trials", trials)))
+    tau = _checks.real_number("tau", tau)
+    _checks.one_of("mode", mode, ("uniform", "adversarial"))
     hits = 0
     for start in range(0, trials, 256):
         batch = min(256, trials - start)

@@ -241,6 +241,50 @@ ENTRIES = [
         {"p_b": Arg("real", (-0.1, 1.5)), "p_bg": Arg("real", (-0.1, 1.5)), "m": POS_INT},
     ),
     Entry(
+        "separation.normalise",
+        separation.normalise,
+        {"scores": np.array([[1.0, 2.0, 0.5]]), "kind": "lin", "min_row_sum": 1e-12},
+        {"scores": BATCHED, "kind": Arg("choice"), "min_row_sum": Arg("real", (-1.0,))},
+    ),
+    Entry(
+        "separation.attention",
+        partial(separation.attention, kind="exp"),
+        {"A1": np.abs(X3), "A2": np.abs(Y3), "A3": np.abs(Y3), "X": np.eye(4), "V": np.eye(4)},
+        {"A1": BATCHED, "A2": BATCHED, "A3": BATCHED, "X": ARRAY, "V": ARRAY},
+    ),
+    Entry(
+        "separation.neuron_probabilities",
+        separation.neuron_probabilities,
+        {"good_rows": X3, "bad_rows": Y3, "tau": 0.1, "sigmas": np.sign(X5)},
+        {"good_rows": ARRAY, "bad_rows": ARRAY, "tau": Arg("real"), "sigmas": ARRAY},
+    ),
+    Entry(
+        "separation.network_batch",
+        separation.network_batch,
+        {"c": np.abs(X3)[None], "Y": np.sign(Y3.T)[None], "tau": 0.5, "multiplicity": np.array([[1.0, 2.0, 0.0]])},
+        {"c": ARRAY, "Y": ARRAY, "tau": Arg("real"), "multiplicity": ARRAY},
+    ),
+    Entry(
+        "separation.self_data_batch",
+        separation.self_data_batch,
+        {"n": 8, "d": 6, "a": 0.05, "b": 0.1, "c": 0.2, "j3": np.array([0, 3])},
+        {"n": POS_INT, "d": Arg("int", (2, 0)), "a": Arg("real"), "b": Arg("real", (-1.0,)), "j3": ARRAY},
+    ),
+    Entry(
+        "separation.cross_data_batch",
+        separation.cross_data_batch,
+        {"n": 6, "d": 4, "a": 0.05, "j2": np.array([1, 2]), "j3": np.array([2, 5])},
+        {"n": POS_INT, "d": Arg("int", (1, 0)), "a": Arg("real"), "j2": ARRAY, "j3": ARRAY},
+    ),
+    Entry(
+        "separation.simulate_toy_success",
+        lambda n, m, trials, tau, mode: separation.simulate_toy_success(
+            n, m, trials, np.random.default_rng(0), tau=tau, mode=mode
+        ),
+        {"n": 16, "m": 4, "trials": 8, "tau": 0.5, "mode": "uniform"},
+        {"n": POS_INT, "m": POS_INT, "trials": POS_INT, "tau": Arg("real"), "mode": Arg("choice")},
+    ),
+    Entry(
         "separation.self_threshold",
         separation.self_threshold,
         {"n": 8, "c": 0.2},

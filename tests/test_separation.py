@@ -196,7 +196,7 @@ def test_bad_parameters_are_named():
         sp.network(np.ones((2, 3)), np.ones((3, 4)), -0.5)
     with pytest.raises(ValueError, match="nonzero row sums"):
         sp.normalise(np.array([[1.0, -1.0]]), "lin")
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="scores contains NaN or inf"):
         sp.normalise(np.array([[np.nan, 1.0]]), "exp")
     with pytest.raises(ValueError, match="too large"):
         sp.sign_vectors(30)
