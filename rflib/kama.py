@@ -51,6 +51,8 @@ def givens_matrix(d: int, i: int, j: int, theta, *, dtype=None) -> jax.Array:
     d = _checks.positive_int("d", d)
     i, j = _distinct_indices(i, j, d)
     theta = _checks.real_number("theta", theta)
+    if dtype is not None and not jnp.issubdtype(dtype, jnp.floating):
+        raise ValueError(f"dtype must be a floating dtype (cos θ and sin θ would be truncated), got {jnp.dtype(dtype)}")
     c, s = jnp.cos(theta), jnp.sin(theta)
     G = jnp.eye(d, dtype=dtype or jnp.result_type(float))
     return G.at[i, i].set(c).at[j, j].set(c).at[j, i].set(s).at[i, j].set(-s)
@@ -115,8 +117,9 @@ def as_product(layers: GivensLayers) -> GivensProduct:
 
 
 def _check_rotations(rotations: GivensProduct | GivensLayers) -> None:
-    """Raise if concrete rotation indices leave [0, d) or a rotation pairs a coordinate with itself (the gathers and
-    scatters would clamp, drop or wrap them silently). Free under jit."""
+    """Raise if concrete rotation indices are not integers, leave [0, d) or pair a coordinate with itself (the gathers
+    and scatters would clamp, drop or wrap them silently), or if concrete angles are not finite real numbers, one per
+    rotation (a NaN angle made every output NaN; a complex one lost its imaginary part). Free under jit."""
     if not isinstance(rotations, GivensProduct | GivensLayers):
         raise ValueError(f"product must be a GivensProduct or GivensLayers, got {type(rotations).__name__}")
     first, second, d = rotations.first, rotations.second, rotations.d
@@ -127,6 +130,13 @@ def _check_rotations(rotations: GivensProduct | GivensLayers) -> None:
             raise ValueError(f"product has rotation indices outside [0, {d}) or unpaired index arrays")
         if np.any(first == second):
             raise ValueError("product has a rotation with I = J, which is not a rotation")
+        if not (np.issubdtype(first.dtype, np.integer) and np.issubdtype(second.dtype, np.integer)):
+            raise ValueError(f"product's rotation indices must be integers, got {first.dtype} and {second.dtype}")
+    angles = rotations.angles
+    if _checks.is_concrete(angles):
+        _checks.real_dtype("product's angles", angles)
+        if np.shape(angles) != np.shape(rotations.first) or not _checks.all_finite(angles):
+            raise ValueError("product's angles must be finite, one per rotation (the shape of its index arrays)")
 
 
 def _check_batch(X, d: int, name: str = "X") -> jax.Array:

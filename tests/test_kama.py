@@ -244,6 +244,15 @@ def test_bad_inputs_are_named():
     bad = product._replace(second=product.first)
     with pytest.raises(ValueError, match="I = J"):
         kama.apply(bad, np.ones((2, 4)))
+    with pytest.raises(ValueError, match="dtype must be a floating dtype"):  # cos and sin were truncated to 0
+        kama.givens_matrix(4, 0, 2, 0.3, dtype=jnp.int32)
+    for angles in (product.angles.at[1].set(jnp.nan), product.angles[:2]):  # a NaN angle, one angle short
+        with pytest.raises(ValueError, match="product.s angles must be finite, one per rotation"):
+            kama.matrix(product._replace(angles=angles))
+    with pytest.raises(ValueError, match="product's angles must be real"):
+        kama.apply(product._replace(angles=product.angles + 1j), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="rotation indices must be integers"):
+        kama.apply(product._replace(first=product.first.astype(float)), np.ones((2, 4)))
     with pytest.raises(ValueError, match="rotations of size 8"):
         kama.layer_matrix(product, np.ones(3), 3, 8)
     with pytest.raises(ValueError, match="square matrices"):
