@@ -816,7 +816,9 @@ def make_attention_fn(
 
     Raises:
       ValueError: an unknown kind, redraw policy or method, a head_dim or num_features < 1; at call time a mask or
-        bias, attention dropout, or inputs whose last axis is not head_dim.
+        bias, attention dropout, query, key or value not real (bool, complex, …) or of rank outside 3–5, or whose
+        last axis is not head_dim; in an eager call, NaN or inf in them (named Q, K, V: the heads-first layout
+        :func:`linear_attention` receives).
     """
     _checks.one_of("kind", kind, ATTENTION_KINDS)
     _checks.one_of("redraw", redraw, REDRAW_POLICIES)
@@ -851,10 +853,14 @@ def make_attention_fn(
             )
         if dropout_rate > 0 and not deterministic:
             raise ValueError("random-feature attention forms no attention weights to drop out: use dropout_rate=0")
+        # dtype and rank under their own names before the scaling (a bool query was cast by q · scale)
+        query, key, value = (
+            _checks.real_array(n, x, _LAYOUT_RANKS) for n, x in zip(_LAYOUT_NAMES, (query, key, value), strict=True)
+        )
         for name, x in (("query", query), ("key", key)):
-            if jnp.shape(x)[-1] != head_dim:
-                raise ValueError(f"{name} must end in head_dim = {head_dim}, got shape {jnp.shape(x)}")
-        q, k, v = (jnp.swapaxes(jnp.asarray(x), -3, -2) for x in (query, key, value))  # (batch…, heads, L, d)
+            if x.shape[-1] != head_dim:
+                raise ValueError(f"{name} must end in head_dim = {head_dim}, got shape {x.shape}")
+        q, k, v = (jnp.swapaxes(x, -3, -2) for x in (query, key, value))  # (batch…, heads, L, d)
         scale = head_dim**-0.25
         draws = (
             fixed
@@ -877,6 +883,10 @@ def make_attention_fn(
         return out.astype(dtype) if dtype is not None else out
 
     return attention_fn
+
+
+_LAYOUT_NAMES = ("query", "key", "value")
+_LAYOUT_RANKS = tuple(r for r in _QKV_RANKS if r >= 3)  # (batch…, L, heads, d): a heads axis, ≤ 2 batch axes
 
 
 def _check_key(name: str, key) -> None:

@@ -100,6 +100,12 @@ def test_attention_fn_refuses_what_it_cannot_do(key):
         fn(Q, K, V, dropout_rate=0.1, deterministic=False)
     with pytest.raises(ValueError, match="head_dim = 8"):
         fn(Q[..., :4], K[..., :4], V)
+    with pytest.raises(ValueError, match="query must hold real numbers"):  # was cast to 0/1 by the d^(-1/4) scaling
+        fn(Q > 0, K, V)
+    with pytest.raises(ValueError, match="value must be real"):
+        fn(Q, K, V + 1j)
+    with pytest.raises(ValueError, match="key must have"):
+        fn(Q, K[0, :, 0], V)
     for bad, match in (
         (dict(kind="performer"), "kind"),
         (dict(redraw="sometimes"), "redraw"),
