@@ -148,6 +148,7 @@ def halton_gaussian(seed: int, m: int, d: int, *, randomisation: str = "scramble
     m = _checks.positive_int("m", m)
     d = _checks.positive_int("d", d)
     _checks.one_of("randomisation", randomisation, ("scramble", "shift", "none"))
+    seed = _checks.integer("seed", seed, low=0)  # 2.5 was read as 2, "3" as 3
     return _halton_gaussians([seed], m, d, randomisation)[0]
 
 

@@ -91,6 +91,9 @@ def test_shifted_halton_projections_are_the_halton_points_moved_by_one_uniform_v
     assert sorted(np.floor(u[:cells, 0] * cells).astype(int).tolist()) == list(range(cells))
     with pytest.raises(ValueError, match="randomisation must be one of"):
         projections.halton_gaussian(3, 8, 4, randomisation="owen")
+    for seed in (2.5, "3", -1, True):  # 2.5 gave seed 2's matrix, "3" seed 3's
+        with pytest.raises(ValueError, match="seed must be"):
+            projections.halton_gaussian(seed, 8, 4)
 
 
 def test_unrandomised_halton_projections_are_the_plain_sequence_from_its_second_point():
