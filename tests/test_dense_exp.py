@@ -151,6 +151,9 @@ def test_moment_diverges_beyond_the_validity_region():
 def test_derf_raises_for_invalid_parameters():
     with pytest.raises(ValueError, match="8A ≺ I"):
         de.derf(np.diag([0.125, 0.0]), np.eye(2))
+    params = de.derf(np.diag([0.05, 0.0]), np.eye(2))
+    with pytest.raises(ValueError, match="side must be 1 .queries. or 2 .keys."):  # 3 took the key side silently
+        de.linear_logits(params, np.eye(2), np.ones((3, 2)), 3)
     with pytest.raises(ValueError, match="singular"):
         de.derf(np.zeros((2, 2)), np.array([[1.0, 2.0], [2.0, 4.0]]))
     with pytest.raises(ValueError, match="B constraint"):

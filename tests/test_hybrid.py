@@ -179,6 +179,16 @@ def test_mixture_shape_errors_are_clear(key):
         hybrid.gaussian_lambda(W, 1.0, kind="cosine")
     with pytest.raises(ValueError, match="sigma"):
         hybrid.normalized_gaussian_lambda(W, 0.0, 1.0)
+    bases = [classic.positive_estimator(W), classic.trig_estimator(W)]
+    X = 0.3 * jax.random.normal(jax.random.fold_in(key, 1), (4, 2))
+    for offset in (float("nan"), "0.5"):  # NaN made every estimate NaN; "0.5" was cast by float()
+        lam = hybrid.angular_lambda(W)._replace(offset=offset)
+        with pytest.raises(ValueError, match="offset must be"):
+            lam.estimate(X, X)
+        with pytest.raises(ValueError, match=r"lambdas\[0\]\.offset must be"):
+            hybrid.hybrid_estimator(bases, [lam])
+        with pytest.raises(ValueError, match=r"lambdas\[0\]\.offset must be"):
+            hybrid.hybrid_paired_direct(bases, [lam], X, X)
 
 
 # --- Lemma 3.2: the angular λ̂ is Binomial(n, θ/π)/n --------------------------------------------------------------

@@ -404,9 +404,11 @@ def linear_logits(params: DERF, W, X, side: int) -> LinearLogits:
     """The log features log f⁽ᵏ⁾(ω_m, x_n) = log D + x_nᵀC x_n + x_n·(Bω_m) + ω_mᵀAω_m (FAVOR# eq 9) as factors:
     row term, points X, projections W Bᵀ (rows Bω_m) and column term (side k = 1 queries, 2 keys).
 
-    No validation (call it on checked inputs, e.g. inside a jitted function). W: (M, d), X: (n, d); the 1/√M
-    normalisation is not included.
+    No validation of the arrays (call it on checked inputs, e.g. inside a jitted function); ``side`` must be 1 or 2.
+    W: (M, d), X: (n, d); the 1/√M normalisation is not included.
     """
+    if side not in (1, 2):  # static: a Python check, free under jit (side 3 took the key side silently)
+        raise ValueError(f"side must be 1 (queries) or 2 (keys), got {side!r}")
     B = params.B1 if side == 1 else params.B2
     C = params.C1 if side == 1 else params.C2
     row_log_scale = params.log_D + jnp.einsum("nd,de,ne->n", X, C, X)

@@ -48,8 +48,9 @@ class LambdaEstimator(NamedTuple):
     features: Estimator
 
     def estimate(self, X, Y) -> jax.Array:
-        """λ̂ for every pair: (n, d), (k, d) → (n, k)."""
-        return self.offset + self.features.estimate(X, Y)
+        """λ̂ for every pair: (n, d), (k, d) → (n, k). Raises ValueError for an offset that is not a finite real
+        number (a NaN offset made every estimate NaN; "0.5" was cast)."""
+        return _checks.real_number("offset", self.offset) + self.features.estimate(X, Y)
 
 
 # --- λ-coefficient estimators -------------------------------------------------------------------------------------
@@ -123,11 +124,13 @@ def gaussian_lambda(T, c: float, M=None, *, kind: str = "positive") -> LambdaEst
 # --- the general construction (Lemma 2.3) ------------------------------------------------------------------------
 
 
-def _check_mixture(bases, lambdas):
+def _check_mixture(bases, lambdas) -> list[float]:
+    """Check an HRF's p + 1 bases and p λ-coefficients; return the λ offsets as floats (each a finite real number)."""
     if len(bases) != len(lambdas) + 1:
         raise ValueError(
             f"an HRF needs p + 1 base estimators for p λ-coefficients, got {len(bases)} and {len(lambdas)}"
         )
+    return [_checks.real_number(f"lambdas[{i}].offset", lam.offset) for i, lam in enumerate(lambdas)]
 
 
 def _signed_root(c: float, right: bool) -> float:
@@ -161,8 +164,7 @@ def hybrid_estimator(bases: Sequence[Estimator], lambdas: Sequence[LambdaEstimat
     eq 8 term by term for each pair (:func:`hybrid_paired_direct`) instead of building the Kronecker features: the
     same value by Lemma 2.3, for O(Σ m_k + Σ n_k) columns per pair instead of O(Σ m_k n_k).
     """
-    _check_mixture(bases, lambdas)
-    offsets = tuple(float(lam.offset) for lam in lambdas)
+    offsets = tuple(_check_mixture(bases, lambdas))
     left = partial(
         _hybrid_side,
         tuple(b.query_features for b in bases),
@@ -200,10 +202,9 @@ def hybrid_paired_direct(
     per pair (the stabiliser cancels exactly), as :func:`~rflib.features.base.concat` does for the features: a base
     whose scale alone overflows (a = 0, e.g. :func:`gaussian_lambda`) stays finite where the estimate is.
     """
-    _check_mixture(bases, lambdas)
+    offsets = _check_mixture(bases, lambdas)
     base_terms = [base.paired_factored(X, Y) for base in bases]
     lam_terms = [lam.features.paired_factored(X, Y) for lam in lambdas]
-    offsets = [float(lam.offset) for lam in lambdas]
     terms = []  # (log scale, factor) pairs whose exp(log scale)·factor sum to the estimate
     for (log_base, dot_base), (log_lam, dot_lam), a in zip(base_terms, lam_terms, offsets, strict=False):
         if a != 0.0:
