@@ -170,6 +170,26 @@ def raise_unless_finite(flags, names: tuple[str, ...]) -> None:
             raise ValueError(f"{name} contains NaN or inf; clean or rescale the input first")
 
 
+def square_matrix(name: str, A, d: int, *, invertible: bool = False) -> jax.Array:
+    """A finite real or complex (d, d) matrix (bool, string and object arrays refused); with ``invertible``, also a
+    condition number ≤ 1e12 (an inverse is taken: a singular A gave NaN downstream). Values are checked only when
+    concrete."""
+    dtype = _dtype_of(name, A)
+    if dtype == np.bool_ or not np.issubdtype(dtype, np.number):
+        raise ValueError(f"{name} must hold real or complex numbers, got dtype {dtype}")
+    arr = jnp.asarray(A)
+    if arr.shape != (d, d):
+        raise ValueError(f"{name} must be a ({d}, {d}) matrix to act on {d}-dimensional inputs, got shape {arr.shape}")
+    if is_concrete(arr):
+        if not all_finite(arr):
+            raise ValueError(f"{name} contains NaN or inf")
+        if invertible:
+            cond = float(np.linalg.cond(np.asarray(arr)))
+            if not np.isfinite(cond) or cond > 1e12:
+                raise ValueError(f"{name} must be invertible (condition number {cond:.3g}); its inverse is used")
+    return arr
+
+
 def finite_numpy(name: str, x, ndim: int | tuple[int, ...] | None = None) -> np.ndarray:
     """:func:`finite_array` for the numpy (float64) modules: a finite float64 ``np.ndarray`` of an allowed rank."""
     if not is_concrete(x):

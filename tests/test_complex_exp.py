@@ -133,6 +133,12 @@ def test_ce_rejects_singular_or_misshaped_matrices(key):
         complex_exp.diagonal_ce_estimator(W, np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="part"):
         moments.complex_exp.log_mse_complex_exponential(X2, Y2, np.eye(2), 1, part="imaginary")
+    with pytest.raises(ValueError, match="A must be invertible"):  # its inverse gave a NaN log MSE
+        moments.complex_exp.log_mse_complex_exponential(X2, Y2, np.zeros((2, 2)), 1)
+    with pytest.raises(ValueError, match="A must hold real or complex numbers"):  # read as the identity before
+        complex_exp.complex_exponential_estimator(W, np.eye(2, dtype=bool))
+    with pytest.raises(ValueError, match="M contains NaN"):  # NaN features before
+        complex_exp.ce_features(W, np.ones((3, 2)), np.array([[1.0, np.nan], [0.0, 1.0]]))
 
 
 def test_uniform_log_mse_entry_point_is_the_ce_closed_form(key):

@@ -20,7 +20,6 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from rflib import _checks
 from rflib.features import classic
@@ -28,17 +27,9 @@ from rflib.features.base import Estimator, Features, side_by_side
 
 
 def _square_matrix(name: str, A, d: int) -> jax.Array:
-    arr = jnp.asarray(A)
-    if arr.ndim != 2 or arr.shape != (d, d):
-        raise ValueError(f"{name} must be a ({d}, {d}) matrix to act on {d}-dimensional inputs, got shape {arr.shape}")
-    if not jnp.issubdtype(arr.dtype, jnp.complexfloating):
-        arr = arr.astype(jnp.result_type(1j))
-    if not bool(jnp.all(jnp.isfinite(arr))):
-        raise ValueError(f"{name} contains NaN or inf")
-    cond = float(np.linalg.cond(np.asarray(arr)))
-    if not np.isfinite(cond) or cond > 1e12:
-        raise ValueError(f"{name} must be invertible (condition number {cond:.3g}); CE estimators need A^(-T)")
-    return arr
+    """``A`` checked (:func:`rflib._checks.square_matrix`, invertible: CE estimators need A^(-T)), as complex."""
+    arr = _checks.square_matrix(name, A, d, invertible=True)
+    return arr if jnp.issubdtype(arr.dtype, jnp.complexfloating) else arr.astype(jnp.result_type(1j))
 
 
 def _log_ce(W, X, M):
@@ -55,9 +46,7 @@ def ce_features(W, X, M) -> jax.Array:
     """
     X = _checks.points("X", X)
     W = _checks.projection_matrix("W", W, X.shape[1])
-    M = jnp.asarray(M)
-    if M.shape != (X.shape[1], X.shape[1]):
-        raise ValueError(f"M must be ({X.shape[1]}, {X.shape[1]}), got shape {M.shape}")
+    M = _checks.square_matrix("M", M, X.shape[1])
     return jnp.exp(_log_ce(W, X, M.astype(jnp.result_type(M.dtype, 1j))))
 
 

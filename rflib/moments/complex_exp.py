@@ -14,9 +14,7 @@ from rflib import _checks
 def _ce_w(x, y, A):
     x = _checks.vectors("x", x)
     y = _checks.vectors("y", y, dim=x.shape[-1])
-    A = jnp.asarray(A)
-    if A.shape != (x.shape[-1], x.shape[-1]):
-        raise ValueError(f"A must be ({x.shape[-1]}, {x.shape[-1]}), got shape {A.shape}")
+    A = _checks.square_matrix("A", A, x.shape[-1], invertible=True)  # A^(-T) is taken: a singular A gave NaN
     A = A.astype(jnp.result_type(A.dtype, 1j))
     w = x.astype(A.dtype) @ A.T + y.astype(A.dtype) @ jnp.linalg.inv(A)  # rows: A x + A^{-T} y
     return jnp.sum(x * y, axis=-1), w
