@@ -154,6 +154,11 @@ def test_derf_raises_for_invalid_parameters():
     params = de.derf(np.diag([0.05, 0.0]), np.eye(2))
     with pytest.raises(ValueError, match="side must be 1 .queries. or 2 .keys."):  # 3 took the key side silently
         de.linear_logits(params, np.eye(2), np.ones((3, 2)), 3)
+    stats = de.set_statistics(np.eye(2), np.ones((3, 2)))
+    with pytest.raises(ValueError, match="eps must be finite"):  # NaN parameters before
+        de.fit_statistics("aderf", stats, eps=float("nan"))
+    with pytest.raises(ValueError, match="stats must be SetStatistics"):
+        de.fit_statistics("gerf", (np.zeros(2),), eps=1e-8)
     with pytest.raises(ValueError, match="singular"):
         de.derf(np.zeros((2, 2)), np.array([[1.0, 2.0], [2.0, 4.0]]))
     with pytest.raises(ValueError, match="B constraint"):

@@ -171,6 +171,19 @@ def test_hybrid_features_stay_finite_in_float32_where_dense_ones_overflow(key):
     assert not bool(jnp.all(jnp.isfinite(feats.dense())))  # the dense map itself would overflow
 
 
+def test_lambda_moment_inputs_are_checked():
+    """A negative second moment went into a log (NaN log MSE); a NaN or negative ‖Δ‖² gave NaN moments."""
+    x, y = np.array([0.3, 0.1]), np.array([0.2, -0.4])
+    bad = moments.hybrid.LambdaMoments(-0.1, 1.0, 0.0)
+    with pytest.raises(ValueError, match="lam.second"):
+        moments.hybrid.log_mse_bipolar_hybrid(x, y, 4, bad)
+    with pytest.raises(ValueError, match="lam must be LambdaMoments"):
+        moments.hybrid.log_mse_bipolar_hybrid(x, y, 4, (0.5, 0.5, 0.0))
+    for delta_sq in (np.nan, -1.0, 1j):
+        with pytest.raises(ValueError, match="delta_sq"):
+            moments.hybrid.normalized_gaussian_lambda_moments(delta_sq, 4, 1.0, 1.0)
+
+
 def test_mixture_shape_errors_are_clear(key):
     W = jax.random.normal(key, (3, 2))
     with pytest.raises(ValueError, match="p \\+ 1 base"):

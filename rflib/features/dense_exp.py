@@ -357,6 +357,9 @@ def fit_statistics(method: str, stats: SetStatistics, *, eps: float = DEFAULT_EP
     """Closed-form optimal parameters of ``method`` from precomputed statistics (O(d³)); see :func:`fit`."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not isinstance(stats, SetStatistics):
+        raise ValueError(f"stats must be SetStatistics (from set_statistics), got {type(stats).__name__}")
+    eps = _checks.real_number("eps", eps, low=0.0)  # a NaN eps gave NaN parameters
     d = stats.mean_x.shape[0]
     if method == "positive":
         return positive_params(d, stats.mean_x.dtype)

@@ -43,7 +43,8 @@ def normalized_gaussian_lambda_moments(delta_sq, n: int, sigma: float, r: float)
     n = _checks.positive_int("n", n)
     sigma = _checks.positive_float("sigma", sigma)
     r = _checks.positive_float("r", r)
-    delta_sq = jnp.asarray(delta_sq)
+    delta_sq = _checks.elementwise("delta_sq", delta_sq)  # ‖Δ‖²: NaN, complex and negative values passed silently
+    _checks.values_in_range("delta_sq", delta_sq, low=0.0, what="a squared distance")
     rho = -jnp.expm1(-2.0 * sigma**2 * r**2)
     mean = -jnp.expm1(-(sigma**2) * delta_sq / 2.0) / rho
     var = jnp.expm1(-(sigma**2) * delta_sq) ** 2 / (2.0 * n * rho**2)
@@ -59,6 +60,11 @@ def log_mse_bipolar_hybrid(x, y, m: int, lam: LambdaMoments, *, shared: bool = F
     Shapes: x, y (..., d), moments broadcastable to (...) → (...).
     """
     m = _checks.positive_int("m", m)
+    if not isinstance(lam, LambdaMoments):
+        raise ValueError(f"lam must be LambdaMoments (e.g. angular_lambda_moments), got {type(lam).__name__}")
+    for name, value in (("lam.second", lam.second), ("lam.one_minus_second", lam.one_minus_second)):
+        _checks.values_in_range(name, _checks.elementwise(name, value), low=0.0, what="a second moment")  # log(<0)
+    _checks.elementwise("lam.cross", lam.cross)
     dot, _, _ = pair_terms(x, y)
     main = jnp.logaddexp(
         jnp.log(lam.second) + log_mse_hyperbolic(x, y, m), jnp.log(lam.one_minus_second) + log_mse_trig(x, y, m)
