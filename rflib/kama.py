@@ -218,6 +218,8 @@ def random_matrices(key, n: int, k: int, d: int, dtype=None) -> jax.Array:
     Under vmap the batched scatter formulation is faster than :func:`matrix`'s in-place one (measured 3× at
     d = 32), so the batch builds rows with ``.at[].set``.
     """
+    n = _checks.positive_int("n", n)  # n = 0 failed with an unclear error
+    k, d = _checks.positive_int("k", k), _checks.integer("d", d, low=2)
     keys = jax.random.split(key, n)
     eye = jnp.eye(d, dtype=dtype or jnp.result_type(float))
 

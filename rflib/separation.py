@@ -513,6 +513,8 @@ def simulate_toy_success(
 def self_class_gap(n: int, a0: float, a1: float, kind: str) -> float:
     """sup over rows and coordinates of |c^{D1} − c^{D0}| / s for X = 1_{d×d}, V = I and matching j3 (column 0 of
     row j3 dominates).  Linear: a1(1+a1)/(n+a1) − a0(1+a0)/(n+a0) = Θ(1/n); softmax → a1 − a0·(weight) ≈ a1."""
+    n = _checks.positive_int("n", n)
+    a0, a1 = _checks.real_number("a0", a0), _checks.real_number("a1", a1)  # a NaN gave a NaN gap
     if kind == "lin":
         return a1 * (1 + a1) / (n + a1) - a0 * (1 + a0) / (n + a0)
     if kind == "exp":

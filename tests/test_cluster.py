@@ -192,3 +192,11 @@ def test_def_h1_hybrid_gaussian_mixture_is_a_random_feature_dot_product(key):
     )
     with pytest.raises(ValueError, match="one shape"):
         cluster.gaussian_mixture_hybrid_estimator(pairs, lambdas[:1], base)
+
+
+def test_diagonal_a_helpers_refuse_what_gave_nan():
+    """cluster_loss([0, 1], …) divided by a zero entry of A (NaN); complex_diagonal_A(large=nan) put NaN in A."""
+    with pytest.raises(ValueError, match="A_diag must be finite, non-zero"):
+        cluster.cluster_loss(np.array([0.0, 1.0]), np.ones(2), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="large must be finite"):
+        cluster.complex_diagonal_A(np.array([0.0, 1.0]), np.ones(2), large=float("nan"))

@@ -244,6 +244,8 @@ def test_bad_inputs_are_named():
     bad = product._replace(second=product.first)
     with pytest.raises(ValueError, match="I = J"):
         kama.apply(bad, np.ones((2, 4)))
+    with pytest.raises(ValueError, match="n must be a positive integer"):  # an unclear error from the split before
+        kama.random_matrices(jax.random.key(0), 0, 4, 3)
     with pytest.raises(ValueError, match="dtype must be a floating dtype"):  # cos and sin were truncated to 0
         kama.givens_matrix(4, 0, 2, 0.3, dtype=jnp.int32)
     for angles in (product.angles.at[1].set(jnp.nan), product.angles[:2]):  # a NaN angle, one angle short

@@ -237,6 +237,11 @@ def test_kernel_matrix_error_uses_the_true_kernel_in_the_denominator():
 def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="name must be one of"):
         png.activation("gelu")
+    law = png_moments.gain_law("sgn", np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="m must be a positive integer"):  # −4 gave a negative MSE
+        law.mse_iid(-4)
+    with pytest.raises(ValueError, match="d must be a positive integer"):
+        law.mse_orthogonal(4, 0)
     with pytest.raises(ValueError, match="no closed form"):
         png_moments.kernel("tanh", np.ones(2), np.ones(2))
     with pytest.raises(ValueError, match="one length"):

@@ -198,6 +198,8 @@ def test_bad_parameters_are_named():
         sp.normalise(np.array([[1.0, -1.0]]), "lin")
     with pytest.raises(ValueError, match="scores contains NaN or inf"):
         sp.normalise(np.array([[np.nan, 1.0]]), "exp")
+    with pytest.raises(ValueError, match="a0 must be finite"):  # a NaN gap before
+        sp.self_class_gap(100, float("nan"), 1.2, "lin")
     with pytest.raises(ValueError, match="too large"):
         sp.sign_vectors(30)
 

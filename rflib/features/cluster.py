@@ -76,6 +76,8 @@ def complex_diagonal_A(rx, ry, *, large: float = 1e3, small: float = 1e-3) -> np
     Shapes: (..., d), (..., d) → (..., d) complex.
     """
     rx, ry = _centre_pair(rx, ry)
+    large = _checks.real_number("large", large, low=0.0, low_open=True)  # a NaN made those entries NaN
+    small = _checks.real_number("small", small, low=0.0, low_open=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = ry / rx
         A = np.where(ratio > 0, 1j * np.sqrt(np.abs(ratio)), np.sqrt(np.abs(ratio)) + 0j)
@@ -102,6 +104,8 @@ def cluster_loss(A_diag, rx, ry) -> np.ndarray:
     """l(A) = |A r^x + A^{-T} r^y|² (eq 21, modulus) for diagonal A.  Shapes: (..., d) ×3 → (...)."""
     rx, ry = _centre_pair(rx, ry)
     A = np.asarray(A_diag)
+    if A.dtype == np.bool_ or not np.issubdtype(A.dtype, np.number) or not np.all(np.isfinite(A)) or np.any(A == 0):
+        raise ValueError("A_diag must be finite, non-zero real or complex numbers (A^{-1} is applied: a zero gave NaN)")
     return np.sum(np.abs(A * rx + ry / A) ** 2, axis=-1)
 
 

@@ -127,10 +127,11 @@ class GainLaw(NamedTuple):
 
     def mse_iid(self, m: int) -> float:
         """MSE of URN with m rows: Var F / m (exact)."""
-        return self.variance / m
+        return self.variance / _checks.positive_int("m", m)  # m = −4 gave a negative MSE
 
     def mse_orthogonal(self, m: int, d: int) -> float:
         """First-order MSE of ORN with m = b·d rows: Var F / m − (d − 1) ‖H‖²_F / (2 d m)."""
+        m, d = _checks.positive_int("m", m), _checks.positive_int("d", d)
         return self.variance / m - (d - 1) * self.h_norm_sq / (2 * d * m)
 
 
