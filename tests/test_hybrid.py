@@ -190,6 +190,13 @@ def test_mixture_shape_errors_are_clear(key):
         hybrid.hybrid_estimator([classic.trig_estimator(W)], [hybrid.angular_lambda(W)])
     with pytest.raises(ValueError, match="kind"):
         hybrid.gaussian_lambda(W, 1.0, kind="cosine")
+    for M, match in ((np.eye(2, dtype=bool), "M must hold real numbers"), (np.full((2, 2), np.nan), "M contains NaN")):
+        with pytest.raises(ValueError, match=match):  # cast by X @ Mᵀ, or reported as "X contains NaN", before
+            hybrid.gaussian_lambda(W, 1.0, M)
+    with pytest.raises(ValueError, match=r"M must be \(2, 2\)"):
+        hybrid.gaussian_lambda(W, 1.0, np.eye(3))
+    with pytest.raises(ValueError, match="T contains NaN"):  # reported as W at the first estimate before
+        hybrid.gaussian_lambda(W.at[0, 0].set(jnp.nan), 1.0)
     with pytest.raises(ValueError, match="sigma"):
         hybrid.normalized_gaussian_lambda(W, 0.0, 1.0)
     bases = [classic.positive_estimator(W), classic.trig_estimator(W)]

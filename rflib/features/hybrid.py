@@ -114,8 +114,11 @@ def gaussian_lambda(T, c: float, M=None, *, kind: str = "positive") -> LambdaEst
     c = _checks.positive_float("c", c)
     if kind not in ("positive", "trig"):
         raise ValueError(f"kind must be 'positive' or 'trig', got {kind!r}")
-    T = jnp.asarray(T)
-    M = jnp.eye(T.shape[-1], dtype=T.dtype) if M is None else jnp.asarray(M)  # M = I: λ = exp(−‖x + y‖²/(2c²))
+    T = _checks.finite_array("T", T, 2)  # checked here under its own name (it was reported as W at the first call)
+    d = T.shape[1]
+    M = jnp.eye(d, dtype=T.dtype) if M is None else _checks.finite_array("M", M, 2)  # M = I: exp(−‖x + y‖²/(2c²))
+    if M.shape != (d, d):  # a bool M was cast by X @ Mᵀ, a NaN one reported as "X contains NaN"
+        raise ValueError(f"M must be ({d}, {d}) to act on the {d}-dimensional inputs of T, got shape {M.shape}")
     return LambdaEstimator(
         0.0, Estimator(partial(_gaussian_lambda_side, T, c, None, kind), partial(_gaussian_lambda_side, T, c, M, kind))
     )
