@@ -116,27 +116,28 @@ def as_product(layers: GivensLayers) -> GivensProduct:
     return GivensProduct(layers.first.reshape(-1), layers.second.reshape(-1), layers.angles.reshape(-1), layers.d)
 
 
-def _check_rotations(rotations: GivensProduct | GivensLayers) -> None:
+def _check_rotations(rotations: GivensProduct | GivensLayers, name: str = "product") -> None:
     """Raise if concrete rotation indices are not integers, leave [0, d) or pair a coordinate with itself (the gathers
     and scatters would clamp, drop or wrap them silently), or if concrete angles are not finite real numbers, one per
-    rotation (a NaN angle made every output NaN; a complex one lost its imaginary part). Free under jit."""
+    rotation (a NaN angle made every output NaN; a complex one lost its imaginary part). ``name``: the caller's
+    argument. Free under jit."""
     if not isinstance(rotations, GivensProduct | GivensLayers):
-        raise ValueError(f"product must be a GivensProduct or GivensLayers, got {type(rotations).__name__}")
+        raise ValueError(f"{name} must be a GivensProduct or GivensLayers, got {type(rotations).__name__}")
     first, second, d = rotations.first, rotations.second, rotations.d
     if _checks.is_concrete(first) and _checks.is_concrete(second):
         with jax.ensure_compile_time_eval():
             first, second = np.asarray(first), np.asarray(second)
         if first.shape != second.shape or np.any((first < 0) | (first >= d) | (second < 0) | (second >= d)):
-            raise ValueError(f"product has rotation indices outside [0, {d}) or unpaired index arrays")
+            raise ValueError(f"{name} has rotation indices outside [0, {d}) or unpaired index arrays")
         if np.any(first == second):
-            raise ValueError("product has a rotation with I = J, which is not a rotation")
+            raise ValueError(f"{name} has a rotation with I = J, which is not a rotation")
         if not (np.issubdtype(first.dtype, np.integer) and np.issubdtype(second.dtype, np.integer)):
-            raise ValueError(f"product's rotation indices must be integers, got {first.dtype} and {second.dtype}")
+            raise ValueError(f"{name}'s rotation indices must be integers, got {first.dtype} and {second.dtype}")
     angles = rotations.angles
     if _checks.is_concrete(angles):
-        _checks.real_dtype("product's angles", angles)
+        _checks.real_dtype(f"{name}'s angles", angles)
         if np.shape(angles) != np.shape(rotations.first) or not _checks.all_finite(angles):
-            raise ValueError("product's angles must be finite, one per rotation (the shape of its index arrays)")
+            raise ValueError(f"{name}'s angles must be finite, one per rotation (the shape of its index arrays)")
 
 
 def _check_batch(X, d: int, name: str = "X") -> jax.Array:
@@ -192,7 +193,7 @@ def apply_layers(layers: GivensLayers, X) -> jax.Array:
 
     X: (d,) or (n, d).  Returns the same shape.
     """
-    _check_rotations(layers)
+    _check_rotations(layers, "layers")
     X = _check_batch(X, layers.d)
     rows = X.reshape(-1, layers.d).T
     return _apply_layer_rows(rows, layers.first, layers.second, layers.angles).T.reshape(X.shape)

@@ -176,6 +176,11 @@ def attention(A1, A2, A3, X, V, kind: str) -> np.ndarray:
     → (…, n, d); leading axes (e.g. trials) broadcast."""
     A1, A2, A3 = (_checks.finite_numpy(name, A) for name, A in {"A1": A1, "A2": A2, "A3": A3}.items())
     X, V = _checks.finite_numpy("X", X, 2), _checks.finite_numpy("V", V, 2)
+    return _attention(A1, A2, A3, X, V, kind)
+
+
+def _attention(A1, A2, A3, X, V, kind: str) -> np.ndarray:
+    """:func:`attention` on checked float64 arrays (the trial loop of :func:`success_indicators` checks once)."""
     scores = A1 @ X @ np.swapaxes(A2, -1, -2)
     return normalise(scores, kind) @ A3 @ V
 
@@ -421,13 +426,17 @@ def network_batch(c, Y, tau: float, multiplicity=None) -> Output:
     tau = _checks.real_number("tau", tau)
     if c.shape[0] != Y.shape[0] or c.shape[2] != Y.shape[1]:
         raise ValueError(f"c (T, k, d) and Y (T, d, m) must agree in T and d, got {c.shape} and {Y.shape}")
+    if multiplicity is not None:
+        multiplicity = _checks.finite_numpy("multiplicity", multiplicity, 2)
+        if multiplicity.shape != c.shape[:2] or np.any(multiplicity < 0):
+            raise ValueError(f"multiplicity must be ≥ 0 with shape {c.shape[:2]} (T, k), got {multiplicity.shape}")
+    return _network_batch(c, Y, tau, multiplicity)
+
+
+def _network_batch(c, Y, tau: float, multiplicity) -> Output:
+    """:func:`network_batch` on checked float64 arrays."""
     scores = c @ Y
-    if multiplicity is None:
-        w = np.ones(scores.shape[:2])
-    else:
-        w = _checks.finite_numpy("multiplicity", multiplicity, 2)
-        if w.shape != scores.shape[:2] or np.any(w < 0):
-            raise ValueError(f"multiplicity must be ≥ 0 with shape {scores.shape[:2]} (T, k), got {w.shape}")
+    w = np.ones(scores.shape[:2]) if multiplicity is None else multiplicity
     value = np.einsum("tk,tkm->t", w, np.maximum(scores - tau, 0.0))
     margin = np.where(w > 0, scores.max(axis=-1), -np.inf).max(axis=-1) - tau
     return Output(value, margin)
@@ -465,8 +474,8 @@ def success_indicators(case: str, Y, positions_d1, positions_d0, *, distinct: bo
             Q, K, X = _batch_points(case, a, np.asarray(positions)[sl], params)
             queries, multiplicity = distinct_query_rows(Q) if distinct else (Q, None)
             for kind in KINDS:
-                c = attention(queries, K, K, X, np.eye(d), kind)
-                fired[kind, cls] = network_batch(c, Y[sl], tau, multiplicity).margin > 0
+                c = _attention(queries, K, K, X, np.eye(d), kind)  # built here from checked parameters
+                fired[kind, cls] = _network_batch(c, Y[sl], tau, multiplicity).margin > 0
         ok[sl] = fired["exp", 1] & ~fired["lin", 1] & ~fired["exp", 0] & ~fired["lin", 0]
     return ok
 

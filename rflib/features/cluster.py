@@ -188,7 +188,7 @@ def cluster_hybrid_direct(pair_estimators, centres_x, centres_y, X, Y) -> jax.Ar
     Y = _checks.points("Y", Y, dim=centres_x.shape[1])
     ix = np.asarray(nearest_centre(X, centres_x))
     jy = np.asarray(nearest_centre(Y, centres_y))
-    out = jnp.zeros((ix.size, jy.size), X.dtype)
+    out = jnp.zeros((ix.size, jy.size))
     for i, row in enumerate(pair_estimators):
         for j, est in enumerate(row):
             mask = (ix == i)[:, None] & (jy == j)[None, :]

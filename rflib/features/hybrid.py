@@ -50,7 +50,8 @@ class LambdaEstimator(NamedTuple):
     def estimate(self, X, Y) -> jax.Array:
         """λ̂ for every pair: (n, d), (k, d) → (n, k). Raises ValueError for an offset that is not a finite real
         number (a NaN offset made every estimate NaN; "0.5" was cast)."""
-        return _checks.real_number("offset", self.offset) + self.features.estimate(X, Y)
+        _checks.real_number("offset", self.offset)
+        return self.offset + self.features.estimate(X, Y)
 
 
 # --- λ-coefficient estimators -------------------------------------------------------------------------------------
