@@ -498,8 +498,7 @@ def simulate_toy_success(
     """Monte Carlo of the toy model's E_success (§7.1): per trial one readout Y ∈ {±1}^{n×m}, one D0 and one D1
     logit vector; success iff F_exp(D1) > 0 and F_exp(D0) = F_lin(D0) = F_lin(D1) = 0.  Vectorised over trials."""
     n, m, trials = (_checks.positive_int(k, v) for k, v in (("n", n), ("m", m), ("trials", trials)))
-    tau = _checks.real_number("tau", tau)
-    _checks.one_of("mode", mode, ("uniform", "adversarial"))
+    tau = _checks.real_number("tau", tau)  # mode is checked by toy_logits' first call, before any work
     hits = 0
     for start in range(0, trials, 256):
         batch = min(256, trials - start)
