@@ -131,6 +131,35 @@ def wall_times_by_scale(root=".") -> dict[str, dict[str, float]]:
     return {scale: notebook_wall_times(Path(root) / path) for scale, path in EXECUTED_NOTEBOOKS.items()}
 
 
+USUAL_GFLOPS = 250.0
+"""The float32 matmul rate (GFLOP/s, ``tools/run_notebooks.matmul_gflops``) from which this shared 2-core CPU counts
+as running at its usual speed: quiet days measured 280–363, its slow spells 107–199 (2026-11-26 to 2026-12-07)."""
+
+
+def within_budget(seconds: dict, speeds: dict, names, budget_s: float, usual_gflops: float = USUAL_GFLOPS):
+    """Whether every notebook in ``names`` runs within ``budget_s`` on this machine at its usual speed, decided from
+    each one's recorded wall time (``seconds``: {name: s}) and the matmul rate measured at its start (``speeds``:
+    {name: GFLOP/s}; a run without one counts as at the usual speed).
+
+    A notebook *holds* if its time is within the budget (at any speed: the machine at its usual speed is only
+    faster), *fails* if it exceeded the budget at the usual speed, and is *undecided* if it exceeded it in a slow
+    spell (below ``usual_gflops``: the time says nothing of the usual speed) or has no recorded time. Returns
+    (``"holds"`` if all hold, ``"fails"`` if any fails, else ``"inconclusive"``; {name: "holds" / "fails" /
+    "undecided"})."""
+    status = {}
+    for name in names:
+        if name not in seconds:
+            status[name] = "undecided"
+        elif seconds[name] <= budget_s:
+            status[name] = "holds"
+        else:
+            slow = speeds.get(name, math.inf) < usual_gflops
+            status[name] = "undecided" if slow else "fails"
+    outcomes = set(status.values())
+    verdict = "fails" if "fails" in outcomes else ("holds" if outcomes <= {"holds"} else "inconclusive")
+    return verdict, status
+
+
 def interleaved_samples(
     fns: dict, args, rounds: int, order_seed: int | None = None, calls: int = 1, min_seconds: float = 0.0
 ) -> dict[str, list[float]]:

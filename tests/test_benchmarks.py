@@ -3,6 +3,7 @@ not tested (they depend on the machine) — notebook 11 runs the suites it repor
 and the causal chunk suite (a GPU question) runs at quick scale here."""
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
@@ -83,6 +84,18 @@ def test_wall_times_by_scale_read_each_scales_executed_notebooks(tmp_path):
     executed.mkdir(parents=True)
     (executed / "09_x.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 60.0}}}))
     assert harness.wall_times_by_scale(tmp_path) == {"quick": {}, "standard": {"09_x": 60.0}, "paper": {}}
+
+
+def test_the_time_budget_is_decided_at_the_usual_speed_and_a_slow_spell_or_a_missing_run_leaves_it_open():
+    names = ["00_a", "01_b"]
+    budget = partial(harness.within_budget, names=names, budget_s=900.0, usual_gflops=250.0)
+    assert budget({"00_a": 60.0, "01_b": 900.0}, {"00_a": 120.0}) == ("holds", {"00_a": "holds", "01_b": "holds"})
+    assert budget({"00_a": 60.0, "01_b": 901.0}, {"01_b": 310.0}) == ("fails", {"00_a": "holds", "01_b": "fails"})
+    assert budget({"00_a": 60.0, "01_b": 901.0}, {}) == ("fails", {"00_a": "holds", "01_b": "fails"})  # speed unknown
+    slow_spell = budget({"00_a": 60.0, "01_b": 1800.0}, {"01_b": 166.0})
+    assert slow_spell == ("inconclusive", {"00_a": "holds", "01_b": "undecided"})
+    assert budget({"00_a": 60.0}, {}) == ("inconclusive", {"00_a": "holds", "01_b": "undecided"})  # 01_b never ran
+    assert budget({"00_a": 1000.0, "01_b": 1800.0}, {"00_a": 300.0, "01_b": 166.0})[0] == "fails"
 
 
 def test_feature_map_cost_split_adds_up_and_the_note_names_only_maps_over_the_target():

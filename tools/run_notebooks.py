@@ -19,7 +19,8 @@ directory, whose path the runner prints. A failing notebook is reported with its
 with the others and exits 1. Arguments are checked before anything runs (exit 2). Each completed run's wall time goes
 to ``timings.json`` beside the paper-scale results (``build/timings-<scale>.json`` otherwise), with this CPU's matmul
 speed at its start (``matmul-gflops.json``) or, for a run made elsewhere, the machine ``--machine`` names
-(``machines.json``).
+(``machines.json``), recorded as soon as that run completes (so that notebook 11, run last by ``make``, sees the
+speed of every earlier run, and an interrupted ``make`` keeps the records of the runs that finished).
 """
 
 from __future__ import annotations
@@ -124,6 +125,19 @@ def record_timings(path: Path, values: dict[str, float], remove=()) -> None:
     """Merge {notebook: value} of the completed runs (wall seconds, or the matmul speed at their start) into ``path``,
     rounded to 0.1 (:func:`merge_record`)."""
     merge_record(path, {name: round(value, 1) for name, value in values.items()}, remove)
+
+
+def record_run(timings: Path, report: dict, machine: str | None) -> None:
+    """Merge one completed run into the records beside the wall times ``timings``: its seconds, and either the CPU's
+    matmul speed at its start or, for a run made elsewhere, the ``machine`` it ran on (dropping the other record)."""
+    name = report["name"]
+    record_timings(timings, {name: report["seconds"]})
+    if machine:
+        record_timings(speed_path(timings), {}, remove=[name])
+        merge_record(machine_path(timings), {name: machine})
+    else:
+        record_timings(speed_path(timings), {name: report["matmul_gflops"]})
+        merge_record(machine_path(timings), {}, remove=[name])
 
 
 def staging_dir(scale: str, name: str, root: Path = STAGING) -> Path:
@@ -362,6 +376,8 @@ def main(argv=None) -> int:
             if gflops is not None:
                 report["matmul_gflops"] = gflops
             reports.append(report)
+            if report["ok"]:  # recorded at once: a later notebook of this run (11) reads it, a failure keeps it
+                record_run(timings_path(args.scale, args.out), report, args.machine)
             print(f"  {'ok' if report['ok'] else 'FAILED'} in {report['seconds']:.1f} s", flush=True)
             if report["error"]:
                 print(f"  {source.stem}: {report['error']}", flush=True)
@@ -376,16 +392,6 @@ def main(argv=None) -> int:
         for c in r["claims"]:
             if c["verdict"] in ("fails", "inconclusive"):
                 print(f"      {c['verdict']}: {c['id']}: {c['claim']}")
-    timings = timings_path(args.scale, args.out)
-    completed = [r for r in reports if r["ok"]]
-    record_timings(timings, {r["name"]: r["seconds"] for r in completed})
-    names = [r["name"] for r in completed]
-    if args.machine:
-        record_timings(speed_path(timings), {}, remove=names)
-        merge_record(machine_path(timings), dict.fromkeys(names, args.machine))
-    else:
-        record_timings(speed_path(timings), {r["name"]: r["matmul_gflops"] for r in completed})
-        merge_record(machine_path(timings), {}, remove=names)
     failed = [r["name"] for r in reports if not r["ok"]]
     if failed:
         print(f"\n{len(failed)} notebook(s) failed: {', '.join(failed)}", file=sys.stderr)
