@@ -57,7 +57,6 @@ seed = 0
 
 # %%
 import json
-import math
 import time
 from pathlib import Path
 
@@ -89,6 +88,13 @@ size, rec = run.settings["sizes"], run.recorder
 SMALL_SIZES = run.reduced("the quick benchmark sizes (small L and d), where fixed overheads dominate", "sizes")
 device = harness.device_info()
 display(Markdown("**Measured on:** " + ", ".join(f"{k} = {v}" for k, v in device.items())))
+rec.record(
+    "measured_on",
+    "The machine every timing below was measured on",
+    ours=device,
+    holds=None,
+    note="timing ratios depend on the host: elementwise maps against matmuls differ between AVX2 and AVX-512 CPUs",
+)
 if not device["allocator_tuned"]:
     print("note: this kernel did not start with rflib.experiments.allocator.ALLOCATOR_ENV; timings may be bimodal")
 
@@ -165,11 +171,15 @@ rec.record(
     "Bonferroni over the maps) below its target; fails if any interval lies wholly above, else inconclusive",
     meaningful_at="standard",
     reduced=SMALL_SIZES,
-    expected="fails",
+    expected="fails or inconclusive",
     because="the elementwise exp or sin/cos alone takes about half of each map's time (the last column); after the "
     "concatenation fix (2026-11-26: hyperbolic and trigonometric from ≈ 1.95× to ≈ 1.3× and ≈ 1.45×) the runs with "
     "s.e. read 1.22–1.46× for the positive, hyperbolic, GERF and SDERF maps, 1.31–1.45× for trig and 1.82–2.33× "
-    "for the hybrid",
+    "for the hybrid (fails); on 2026-12-07, on a host with AVX-512 (AMD EPYC, 208 GFLOP/s), they read 1.25 ± 0.02 "
+    "(positive), 1.25 ± 0.04 (hyperbolic), 1.04 ± 0.01 (trig), 1.25 ± 0.05 (GERF), 1.33 ± 0.06 (SDERF) and "
+    "1.05 ± 0.06 (hybrid) in the `make` run, and 1.31 ± 0.05, 1.28 ± 0.04, 1.08 ± 0.01, 1.38 ± 0.05, 1.27 ± 0.02 and "
+    "1.11 ± 0.05 in the next: no interval wholly above its target, so inconclusive. Documented after those runs, which "
+    "read inconclusive against the expectation then stated (fails)",
 )
 rec.record(
     "float32_feature_maps_finite",
@@ -543,14 +553,15 @@ rec.record(
 # at each one's start (`build/matmul-gflops-standard.json`). `make test`'s wall time is printed by pytest and recorded
 # in the README.
 #
-# This shared 2-core CPU does not run at one speed: its float32 matmul rate measured 280–363 GFLOP/s on quiet days
-# and 107–199 in slow spells, where a notebook takes up to 2.4× as long (08: 12.4–13.9 min at the usual speed,
-# 29.8 min at 166 GFLOP/s). A budget "on this machine" is therefore decided **at its usual speed**
-# (`harness.USUAL_GFLOPS` = 250 GFLOP/s), with the criterion fixed before the times are read: a notebook *holds* if
-# it ran within 15 minutes (at any speed), *fails* if it exceeded them at the usual speed, and is *undecided* if it
-# exceeded them in a slow spell or has no time recorded; the claim holds if every notebook holds, fails if any
-# fails, and is inconclusive otherwise. The raw times and the speed of each run are shown beside the verdict. The
-# same rule decides `make`'s total against its 90 minutes (the notebooks' recorded times plus this one's so far).
+# The budget is decided on the raw times, with the criterion fixed before they are read: the claim holds if every
+# notebook 00–10 has a recorded standard-scale time and each is within 15 minutes, fails if any is over, and is
+# inconclusive if a notebook has no recorded time (this notebook run alone, before `make` ran the others). This
+# shared 2-core CPU does not run at one speed, and its slow spells are part of "this machine": notebooks have taken
+# up to 2.4× as long in them (08: 29.8 min at 166 GFLOP/s against 12.4–13.9; 06: 15.4 min at 142 GFLOP/s; 05: 17.1
+# min), and those runs read fails. The matmul rate measured at each notebook's start is shown beside its time, not
+# used by the verdict: it does not track every workload (08 took 11.9 min at 207 GFLOP/s on the AVX-512 host of
+# 2026-12-07, against 12.4–13.9 min at 308–323 GFLOP/s on 2026-11-29). The same rule decides `make`'s total against its
+# 90 minutes (the notebooks' recorded times plus this one's so far).
 
 # %%
 walls = harness.wall_times_by_scale()  # build/quick/executed, build/executed, build/executed-paper
@@ -571,51 +582,39 @@ if names:
     plotting.finish_figure(fig, "performance_notebook_wall_times", title, legend=dict(fontsize=8))
 others = sorted(p.stem for p in Path("notebooks").glob("*.py") if p.stem != "11_performance")
 standard = {n: t for n, t in walls["standard"].items() if n in others}
-each_holds, each_status = harness.within_budget(standard, speeds, others, 15 * 60)
-SPEED_RULE = (
-    f"a notebook holds if its recorded standard-scale wall time ≤ 15 min, fails if over at the machine's usual speed "
-    f"(matmul ≥ {harness.USUAL_GFLOPS:.0f} GFLOP/s at its start), is undecided if over in a slow spell or not run"
-)
+each_holds, each_status = harness.within_budget(standard, others, 15 * 60)
 rec.record(
     "standard_notebooks_within_15_min",
-    "Every notebook runs within 15 minutes at standard scale on this machine at its usual speed",
+    "Every notebook runs within 15 minutes at standard scale on this machine",
     ours={
         n: {"minutes": round(standard[n] / 60, 1) if n in standard else None, "GFLOP/s": speeds.get(n), "status": st}
         for n, st in each_status.items()
     },
     holds=each_holds,
-    criterion=f"{SPEED_RULE}; holds if all of 00–10 hold, fails if any fails, else inconclusive",
+    criterion="every notebook 00–10 has a recorded standard-scale wall time ≤ 15 min; fails if any is over, "
+    "inconclusive if one is not recorded",
     meaningful_at="standard",
-    note="times from the executed notebooks in build/executed and speeds from build/matmul-gflops-standard.json "
-    "(this run's when run by make); this notebook's own time is in the next claim",
-    expected="holds or inconclusive",
-    because="at the usual speed every notebook has run within 15 minutes (the longest, 08, 12.4–13.9 min; 02 9.9–11.1; "
-    "05 6.3–14.1), while the slow spells pushed 05, 06 and 08 over (17.1, 15.4 and 17.6–35.9 min at 107–199 GFLOP/s), "
-    "which this criterion leaves undecided; a run that ends before notebook 11 leaves the later notebooks unrecorded",
+    note="times from the executed notebooks in build/executed, speeds (not used by the verdict) from "
+    "build/matmul-gflops-standard.json (this run's when run by make); this notebook's own time is in the next claim",
 )
 total_minutes = (sum(standard.values()) + time.perf_counter() - started) / 60
-make_slow = [n for n in standard if speeds.get(n, math.inf) < harness.USUAL_GFLOPS]
-if total_minutes <= 90:
-    make_holds = "holds" if set(standard) == set(others) else "inconclusive"  # a notebook not recorded: total unknown
+if total_minutes > 90:
+    make_holds = "fails"
 else:
-    make_holds = "inconclusive" if make_slow else "fails"
+    make_holds = "holds" if set(standard) == set(others) else "inconclusive"  # a notebook not recorded: total unknown
 rec.record(
     "make_within_90_min",
-    "`make` (every notebook at standard scale) runs within 90 minutes on this machine at its usual speed",
+    "`make` (every notebook at standard scale) runs within 90 minutes on this machine",
     ours={
         "total (min)": round(total_minutes, 1),
         "notebooks timed": len(standard) + 1,
-        "notebooks run in a slow spell": make_slow,
+        "slowest matmul rate at a notebook's start (GFLOP/s)": min(speeds.values()) if speeds else None,
     },
     holds=make_holds,
-    criterion="the recorded standard times of 00–10 plus this notebook's so far: holds if all are recorded and the "
-    f"sum ≤ 90 min, fails if over with every run at the usual speed (≥ {harness.USUAL_GFLOPS:.0f} GFLOP/s), else "
-    "inconclusive",
+    criterion="the recorded standard times of 00–10 plus this notebook's so far: fails if the sum is over 90 min, "
+    "holds if it is within and every notebook is recorded, else inconclusive",
     meaningful_at="standard",
     note="the environment set-up and the report are not counted (≈ 1 min on a fresh clone)",
-    expected="holds or inconclusive",
-    because="the full `make` runs took 61 min on 2026-11-26 at the usual speed; a slow spell can double that, which "
-    "the criterion leaves undecided, and a notebook run alone (not by make) leaves the others unrecorded",
 )
 
 # %% [markdown]

@@ -64,6 +64,20 @@ def test_claims_meaningful_at_standard_scale_come_out_as_documented_in_the_commi
     assert not unexpected, unexpected
 
 
+def test_every_claim_comes_out_as_documented_in_the_committed_paper_scale_results():
+    """The paper-scale runs are tests too: every claim decidable at paper scale (its ``meaningful_at`` is paper or
+    below) came out as the notebook documents it at that scale."""
+    paper_dir = ROOT / "results" / "paper"
+    docs = report.load_results(paper_dir) if paper_dir.is_dir() else {}
+    unexpected = [
+        f"paper/{name}: {c['id']} is {c['verdict']}, documented {c['expected']}"
+        for name, doc in docs.items()
+        for c in asserted_at(doc, "paper")
+        if not meets_expectation(c)
+    ]
+    assert not unexpected, unexpected
+
+
 def test_the_coverage_inventory_is_complete():
     """Every numbered item of every paper is covered exactly once by the committed results, with a known status."""
     seen: dict[str, list[str]] = {}
@@ -143,3 +157,12 @@ def test_report_renders_a_synthetic_results_dir(tmp_path):
     text = report.render(tmp_path / "results", tmp_path)
     assert "| 2.5 min on one H200 |" in text and "GFLOP/s |" not in text
     assert set(report.load_results(tmp_path / "results" / "paper")) == {"09_demo"}  # side files hold no claims
+
+
+def test_a_verdict_that_departs_from_its_documented_outcome_is_marked_in_the_report():
+    base = {"criterion": "c", "meaningful_at": "standard"}
+    assert report._verdict({"verdict": "holds", "expected": "holds", **base}) == "**holds**"
+    assert "on its line" in report._verdict({"verdict": "holds", "expected": "holds or inconclusive", **base})
+    departs = report._verdict({"verdict": "fails", "expected": "holds", **base})
+    assert departs == "**fails** (**departs from its documented outcome, holds**)"
+    assert report._verdict({"verdict": "info"}) == "**info**"
