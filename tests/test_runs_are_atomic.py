@@ -298,3 +298,21 @@ def test_deterministic_gpu_kernels_are_added_once_and_a_callers_choice_is_kept()
     assert allocator.deterministic_xla_flags("--a=1") == "--a=1 --xla_gpu_deterministic_ops=true"
     for chosen in ("--xla_gpu_deterministic_ops=false", "--a=1 --xla_gpu_deterministic_ops=true"):
         assert allocator.deterministic_xla_flags(chosen) == chosen
+
+
+def test_each_completed_run_is_recorded_before_the_next_notebook_starts(tmp_path):
+    """A later notebook of the same run (notebook 11 under `make`) sees the earlier ones' wall times and speeds, and a
+    run cut short later keeps them."""
+    out, staging = tmp_path / "out", tmp_path / "staging"
+    out.mkdir()
+    timings = runner.timings_path("standard", out)
+    first = fake_notebook(tmp_path / "93_first.py", "# %%\nrec.finish()")
+    check = (
+        "# %%\nimport json\n"
+        f"assert '93_first' in json.load(open({str(timings)!r}))\n"
+        f"assert '93_first' in json.load(open({str(runner.speed_path(timings))!r}))\nrec.finish()"
+    )
+    second = fake_notebook(tmp_path / "94_second.py", check)
+    argv = ["--scale", "standard", "--out", str(out), "--staging", str(staging), str(first), str(second)]
+    assert runner.main(argv) == 0
+    assert set(json.loads(timings.read_text())) == {"93_first", "94_second"}
