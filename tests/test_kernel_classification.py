@@ -106,6 +106,9 @@ def test_query_sets_sharing_a_training_side_give_each_sets_own_accuracies(key):
     together = np.asarray(kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, sets))
     alone = [np.asarray(kc.trig_accuracies(Ws, thetas, Xtr, onehot, Xq, yq)) for Xq, yq in sets]
     assert together.shape == (2, 12) and np.array_equal(together, np.stack(alone))
+    per_object = kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, sets, per_object=True)
+    assert [c.shape for c in per_object] == [(12, 12), (12, 18)]
+    np.testing.assert_allclose(np.stack([c.mean(axis=1) for c in per_object]), together, rtol=1e-15)
     params = [de.fit("sderf", Xq, Xtr) for Xq, _ in sets]
     shared = de.fit("positive", sets[0][0], Xtr)
     for p_query, p_train in ((params, params[0]), ((shared, shared), shared)):
@@ -113,6 +116,9 @@ def test_query_sets_sharing_a_training_side_give_each_sets_own_accuracies(key):
         together = np.asarray(kc.derf_accuracies_per_query_set(p_train, Ws, Xtr, onehot, sets_with_params))
         alone = [np.asarray(kc.derf_accuracies(p, p_train, Ws, Xtr, onehot, Xq, yq)) for p, Xq, yq in sets_with_params]
         assert together.shape == (2, 12) and np.array_equal(together, np.stack(alone))
+        per_object = kc.derf_accuracies_per_query_set(p_train, Ws, Xtr, onehot, sets_with_params, per_object=True)
+        assert {tuple(np.unique(c).tolist()) for c in per_object} <= {(0.0,), (1.0,), (0.0, 1.0)}
+        np.testing.assert_allclose(np.stack([c.mean(axis=1) for c in per_object]), together, rtol=1e-15)
     with pytest.raises(ValueError, match="labels"):
         kc.trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, (sets[0], (X[62:], y[50:62])))
     for bad in ((), (sets[0][0],), "sets"):
@@ -192,23 +198,91 @@ def test_accuracy_sweep_runs_each_split_with_its_named_streams():
     np.testing.assert_array_equal(results["iris", 1]["exact"], direct["exact"])
     # every draw's test accuracy is kept, and its mean is the stored test accuracy
     np.testing.assert_allclose(direct["test_draws"]["positive"].mean(axis=-1), direct["positive"][:, 1], rtol=1e-12)
+    # every test object's accuracy over the draws is kept: the other margin, with the same grand mean
+    objects = direct["test_objects"]["positive"]
+    assert objects.shape == (1, 1, len(kc.split_indices(np.random.default_rng([7, 1]), len(y))[2]))
+    assert set(np.unique(objects * 2).tolist()) <= {0.0, 1.0, 2.0}  # 2 draws: 0, 1/2 or 1 of them correct
+    np.testing.assert_allclose(objects.mean(axis=-1), direct["positive"][:, 1], rtol=1e-12)
 
 
-def test_paired_gap_takes_each_method_at_its_validated_sigma_and_the_draw_to_draw_error():
-    draws_a = np.array([[[0.5, 0.5, 0.5], [0.8, 0.6, 0.7]]])  # (n_M, n_σ, seeds)
-    draws_b = np.array([[[0.4, 0.5, 0.6], [0.0, 0.0, 0.0]]])
-    split = {
-        "a": np.array([[[0.1, 0.9], [0.5, 0.7]]]),  # validated σ index 1
-        "b": np.array([[[0.9, 0.1], [0.5, 0.0]]]),  # validated σ index 0
-        "test_draws": {"a": draws_a, "b": draws_b},
+def _crossed_split(correct_a, correct_b, validation_a, validation_b) -> dict:
+    """A split_accuracies-shaped dict from full (n_M, n_σ, seeds, n_test) correctness tables of two methods."""
+    return {
+        "a": validation_a,
+        "b": validation_b,
+        "test_draws": {"a": correct_a.mean(axis=-1), "b": correct_b.mean(axis=-1)},
+        "test_objects": {"a": correct_a.mean(axis=-2), "b": correct_b.mean(axis=-2)},
     }
-    gaps = kc.paired_gap({("d", 0): split, ("d", 1): split}, ["d"], [0, 1], "a", "b")
-    diff = 100 * (draws_a[0, 1] - draws_b[0, 0])  # 40, 10, 10
-    gap, se = gaps["d", 0]
-    assert gap == pytest.approx(diff.mean())
-    assert se == pytest.approx(np.sqrt(2 * diff.var(ddof=1) / 3) / 2)  # two splits, averaged
+
+
+def test_paired_gap_takes_each_method_at_its_validated_sigma_and_both_margins_of_the_draws_by_objects_table():
+    rng = np.random.default_rng(0)
+    correct_a = (rng.random((1, 2, 5, 7)) < 0.7).astype(float)  # (n_M, n_σ, seeds, n_test)
+    correct_b = (rng.random((1, 2, 5, 7)) < 0.4).astype(float)
+    split = _crossed_split(
+        correct_a,
+        correct_b,
+        np.array([[[0.1, 0.9], [0.5, 0.7]]]),  # a validates σ index 1
+        np.array([[[0.9, 0.1], [0.5, 0.0]]]),  # b validates σ index 0
+    )
+    table = 100 * (correct_a[0, 1] - correct_b[0, 0])  # (seeds, n_test) at the validated σ
+    by_draw, by_object = table.mean(axis=1), table.mean(axis=0)
+    results = {("d", 0): split, ("d", 1): split}
+    gap, se = kc.paired_gap(results, ["d"], [0, 1], "a", "b")["d", 0]
+    assert gap == pytest.approx(table.mean())
+    both = by_draw.var(ddof=1) / 5 + by_object.var(ddof=1) / 7
+    assert se == pytest.approx(np.sqrt(2 * both) / 2)  # two splits, averaged
+    gap, se = kc.paired_gap(results, ["d"], [0, 1], "a", "b", objects=False)["d", 0]
+    assert se == pytest.approx(np.sqrt(2 * by_draw.var(ddof=1) / 5) / 2)  # test objects held fixed
     with pytest.raises(ValueError, match="split_ids must name at least one split"):
         kc.paired_gap({}, ["d"], [], "a", "b")
+    with pytest.raises(ValueError, match="cells must name"):
+        kc.mean_paired_gap(results, [], [0], "a", "b")
+
+
+def test_mean_paired_gap_sums_a_datasets_cells_per_test_object_and_adds_independent_draws():
+    """Two M cells of one data set share its test objects: their object means are summed per object before the
+    variance; a second data set's objects and every cell's draws add independently."""
+    rng = np.random.default_rng(1)
+    tables = {name: (rng.random((2, 1, 6, n)) < 0.6).astype(float) for name, n in (("d", 9), ("e", 4))}
+    validation = np.zeros((2, 2, 1))
+    results = {(name, 0): _crossed_split(t, np.zeros_like(t), validation, validation) for name, t in tables.items()}
+    cells = [("d", 0), ("d", 1), ("e", 1)]
+    gap, se = kc.mean_paired_gap(results, cells, [0], "a", "b")
+    per_cell = [100 * tables[name][mi, 0] for name, mi in cells]  # (seeds, n_test) each
+    assert gap == pytest.approx(np.mean([t.mean() for t in per_cell]))
+    draws = sum(t.mean(axis=1).var(ddof=1) / 6 for t in per_cell)
+    objects = (per_cell[0].mean(axis=0) + per_cell[1].mean(axis=0)).var(ddof=1) / 9
+    objects += per_cell[2].mean(axis=0).var(ddof=1) / 4
+    assert se == pytest.approx(np.sqrt(draws + objects) / 3)
+
+
+def test_crossed_standard_error_covers_draw_and_object_sampling():
+    """Monte Carlo check of the estimator on a crossed random-effects table d(i, r) = o_i + r_r + e_ir: its mean
+    is σ_O²/n + σ_R²/R + 2σ_E²/(nR) (the interaction counted twice, so conservative), and the gaps' spread over
+    replications is the true σ_O²/n + σ_R²/R + σ_E²/(nR). Fixed key; tolerances 4 Monte Carlo s.e."""
+    rng = np.random.default_rng(2)
+    n, R, reps = 12, 8, 4000
+    var_o, var_r, var_e = 1.0, 2.0, 3.0
+    gaps, estimates = [], []
+    validation = np.zeros((1, 2, 1))
+    for _ in range(reps):
+        d = (
+            rng.normal(0, np.sqrt(var_o), (1, 1, 1, n))
+            + rng.normal(0, np.sqrt(var_r), (1, 1, R, 1))
+            + rng.normal(0, np.sqrt(var_e), (1, 1, R, n))
+        ) / 100
+        gap, se = kc.mean_paired_gap(
+            {("d", 0): _crossed_split(d, np.zeros_like(d), validation, validation)}, [("d", 0)], [0], "a", "b"
+        )
+        gaps.append(gap)
+        estimates.append(se**2)
+    truth = var_o / n + var_r / R + var_e / (n * R)
+    expected = truth + var_e / (n * R)
+    estimates = np.asarray(estimates)
+    assert abs(estimates.mean() - expected) < 4 * estimates.std(ddof=1) / np.sqrt(reps)
+    spread = np.var(gaps, ddof=1)
+    assert abs(spread - truth) < 4 * truth * np.sqrt(2 / (reps - 1))
 
 
 def test_load_classification_dispatches_to_the_uci_and_scikit_learn_sets():

@@ -96,9 +96,10 @@ def derf_accuracies(params_query: DERF, params_train: DERF, Ws, X_train, onehot,
     return derf_accuracies_per_query_set(params_train, Ws, X_train, onehot, ((params_query, X_query, labels),))[0]
 
 
-def derf_accuracies_per_query_set(params_train: DERF, Ws, X_train, onehot, query_sets) -> jax.Array:
+def derf_accuracies_per_query_set(params_train: DERF, Ws, X_train, onehot, query_sets, *, per_object: bool = False):
     """:func:`derf_accuracies` for several query sets ((params_query, X_query, labels), …) that share the training
-    side: its features and class sums are computed once per draw. Returns (n_sets, S)."""
+    side: its features and class sums are computed once per draw. Returns (n_sets, S), or with ``per_object`` a
+    tuple of one (S, q) array per set: 1.0 where the draw classifies the query correctly, else 0.0."""
     query_sets = _query_sets(query_sets, "(params_query, X_query, labels)")
     checked = [_check_problem(X_train, onehot, Xq, labels) for _, Xq, labels in query_sets]
     X_train, onehot = checked[0][:2]
@@ -106,7 +107,12 @@ def derf_accuracies_per_query_set(params_train: DERF, Ws, X_train, onehot, query
     queries = tuple(
         (params, Xq, labels) for (params, _, _), (_, _, Xq, labels) in zip(query_sets, checked, strict=True)
     )
-    return jnp.stack(_derf_accuracies(params_train, Ws, X_train, onehot, queries))
+    return _per_set(_derf_correct(params_train, Ws, X_train, onehot, queries), per_object)
+
+
+def _per_set(correct: tuple, per_object: bool):
+    """(S, q) correctness per query set → itself (``per_object``) or the (n_sets, S) accuracies."""
+    return correct if per_object else jnp.stack([jnp.mean(c, axis=1) for c in correct])
 
 
 def _class_score_logs(train_log_features, onehot):
@@ -133,13 +139,13 @@ def _log_space_predictions(query_log_features, stabiliser, class_sums):
     return jnp.argmax(weights @ class_sums, axis=1)
 
 
-# _derf_accuracies and _trig_accuracies map the draws one at a time (``lax.map`` without ``batch_size``), keeping
+# _derf_correct and _trig_correct map the draws one at a time (``lax.map`` without ``batch_size``), keeping
 # one draw's features at a time. Vmapped batches of 10 draws turned each draw's products into batched products,
 # which XLA:CPU ran 2.5–2.6× slower (2026-11-29, one DERF call on letter, M = 128, 50 draws, both query sets:
 # 1.56–1.66 s → 0.62–0.65 s; TrigRF 2.1–3.2×; 1.5–1.8× on smaller sets), with the same accuracies in every case
 # compared.
 @jax.jit
-def _derf_accuracies(params_train, Ws, X_train, onehot, queries):
+def _derf_correct(params_train, Ws, X_train, onehot, queries):
     def one(W):
         row_log_scale, logit = dense_exp.logits(params_train, W, X_train, 2)
         gaussian = row_log_scale - 0.5 * jnp.sum(X_train**2, axis=1)  # Gaussian kernel: e^{−‖u‖²/2}
@@ -148,7 +154,7 @@ def _derf_accuracies(params_train, Ws, X_train, onehot, queries):
         for params_query, X_query, labels in queries:
             _, query_logit = dense_exp.logits(params_query, W, X_query, 1)  # per-row factors cannot move the argmax
             predictions = _log_space_predictions(query_logit, stabiliser, class_sums)
-            accuracies.append(jnp.mean(predictions == labels))
+            accuracies.append((predictions == labels).astype(X_train.dtype))
         return tuple(accuracies)
 
     return jax.lax.map(one, Ws)
@@ -160,9 +166,10 @@ def trig_accuracies(Ws, thetas, X_train, onehot, X_query, labels) -> jax.Array:
     return trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, ((X_query, labels),))[0]
 
 
-def trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, query_sets) -> jax.Array:
+def trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, query_sets, *, per_object: bool = False):
     """:func:`trig_accuracies` for several query sets ((X_query, labels), …): the training side's features and class
-    sums are computed once per draw. Returns (n_sets, S)."""
+    sums are computed once per draw. Returns (n_sets, S), or with ``per_object`` a tuple of one (S, q) array of
+    per-query correctness (1.0 / 0.0) per set."""
     query_sets = _query_sets(query_sets, "(X_query, labels)")
     checked = [_check_problem(X_train, onehot, Xq, labels) for Xq, labels in query_sets]
     X_train, onehot = checked[0][:2]
@@ -171,15 +178,15 @@ def trig_accuracies_per_query_set(Ws, thetas, X_train, onehot, query_sets) -> ja
     if thetas.shape != Ws.shape[:2]:
         raise ValueError(f"thetas must have shape {Ws.shape[:2]} (one phase per ω), got {thetas.shape}")
     queries = tuple((Xq, labels) for _, _, Xq, labels in checked)
-    return jnp.stack(_trig_accuracies(Ws, thetas, X_train, onehot, queries))
+    return _per_set(_trig_correct(Ws, thetas, X_train, onehot, queries), per_object)
 
 
 @jax.jit
-def _trig_accuracies(Ws, thetas, X_train, onehot, queries):
+def _trig_correct(Ws, thetas, X_train, onehot, queries):
     def one(W, theta):
         class_sums = jnp.cos(X_train @ W.T + theta).T @ onehot
         return tuple(
-            jnp.mean(jnp.argmax(jnp.cos(X_query @ W.T + theta) @ class_sums, axis=1) == labels)
+            (jnp.argmax(jnp.cos(X_query @ W.T + theta) @ class_sums, axis=1) == labels).astype(X_train.dtype)
             for X_query, labels in queries
         )
 
@@ -220,8 +227,10 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
       sigmas: (n_σ,) input scales; Ms: feature counts (n_M,); methods: ``"trig"`` and/or ``dense_exp.METHODS``.
 
     Returns:
-      ``{"exact": (2, n_σ), method: (n_M, 2, n_σ), "test_draws": {method: (n_M, n_σ, seeds)}}``, axis "2" =
-      (validation, test) mean accuracies; ``test_draws`` holds every draw's test accuracy (for standard errors).
+      ``{"exact": (2, n_σ), method: (n_M, 2, n_σ), "test_draws": {method: (n_M, n_σ, seeds)},
+      "test_objects": {method: (n_M, n_σ, n_test)}}``, axis "2" = (validation, test) mean accuracies;
+      ``test_draws`` holds every draw's test accuracy, ``test_objects`` every test object's accuracy over the draws
+      (the two margins of the draws × objects table, for :func:`paired_gap`'s standard errors).
     """
     X = _checks.finite_numpy("X", X, 2)
     y = np.asarray(y)
@@ -236,10 +245,11 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
     train, val, test = split_indices(split_rng, len(X))
     classes = int(y.max()) + 1
     onehot = np.eye(classes)[y[train]]
-    out = {"exact": np.zeros((2, len(sigmas))), "test_draws": {}}
+    out = {"exact": np.zeros((2, len(sigmas))), "test_draws": {}, "test_objects": {}}
     for m in methods:
         out[m] = np.zeros((len(Ms), 2, len(sigmas)))
         out["test_draws"][m] = np.zeros((len(Ms), len(sigmas), seeds))
+        out["test_objects"][m] = np.zeros((len(Ms), len(sigmas), len(test)))
     d = X.shape[1]
     for si, sigma in enumerate(sigmas):
         Xtr, Xva, Xte = sigma * X[train], sigma * X[val], sigma * X[test]
@@ -253,18 +263,20 @@ def split_accuracies(X, y, split_rng: np.random.Generator, draw_key, *, sigmas, 
             parts = ((Xva, y[val]), (Xte, y[test]))
             for m in methods:
                 if m == "trig":
-                    acc = trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, parts)
+                    correct = trig_accuracies_per_query_set(Ws, thetas, Xtr, onehot, parts, per_object=True)
                 elif shared[m]:  # one training side for both parts
                     p = params[m][0]
-                    acc = derf_accuracies_per_query_set(p, Ws, Xtr, onehot, tuple((p, *part) for part in parts))
+                    with_params = tuple((p, *part) for part in parts)
+                    correct = derf_accuracies_per_query_set(p, Ws, Xtr, onehot, with_params, per_object=True)
                 else:
-                    acc = [
-                        derf_accuracies(p, p, Ws, Xtr, onehot, Xq, labels)
-                        for p, (Xq, labels) in zip(params[m], parts, strict=True)
+                    correct = [
+                        derf_accuracies_per_query_set(p, Ws, Xtr, onehot, ((p, *part),), per_object=True)[0]
+                        for p, part in zip(params[m], parts, strict=True)
                     ]
-                acc = np.asarray(acc)
+                acc = np.stack([np.mean(np.asarray(c), axis=1) for c in correct])  # (2, seeds)
                 out[m][mi, :, si] = np.mean(acc, axis=1)
                 out["test_draws"][m][mi, si] = acc[1]
+                out["test_objects"][m][mi, si] = np.mean(np.asarray(correct[1]), axis=0)
     return out
 
 
@@ -311,9 +323,7 @@ def accuracy_table(results: dict, names, split_ids, methods, sigmas) -> dict:
     """Fig 3's numbers: {dataset: {method: (n_M,) mean test accuracy (%), "exact": float}}, the test accuracy at
     the validated σ (:func:`accuracy_at_validated_sigma`, per method, M and split) averaged over ``split_ids``.
     ``results`` from :func:`accuracy_sweep`."""
-    split_ids = list(split_ids)
-    if not split_ids:
-        raise ValueError("split_ids must name at least one split")
+    split_ids = _split_ids(split_ids)
     table = {}
     for name in names:
         n_M = results[name, split_ids[0]][methods[0]].shape[0]
@@ -352,33 +362,69 @@ def average_curve(table: dict, method: str) -> np.ndarray:
     return np.mean([row[method] for row in table.values()], axis=0)
 
 
-def paired_gap(results: dict, names, split_ids, a: str, b: str) -> dict:
-    """Test-accuracy gap (percentage points) of method ``a`` over ``b`` per (dataset, M), each at its own validated
-    σ, with its standard error over the random-feature draws: per split, the per-draw differences of the two
-    methods' test accuracies (the same projection stacks when the validated σ coincide, independent ones
-    otherwise) give a mean and a variance; splits are averaged. The test objects of a split are held fixed, so the
-    s.e. is the draw-to-draw (Monte Carlo) uncertainty of the comparison on those objects. (The σ of each method is
-    validated on the same projection stacks as its test draws, as in the paper's protocol.)
+def paired_gap(results: dict, names, split_ids, a: str, b: str, *, objects: bool = True) -> dict:
+    """Test-accuracy gap (percentage points) of method ``a`` over ``b`` in each (dataset, M) cell, each method at
+    its own validated σ, with its standard error: :func:`mean_paired_gap` of that one cell.
 
     Returns {(dataset, M index): (gap, se)} in points. ``results`` from :func:`accuracy_sweep`.
     """
+    split_ids = _split_ids(split_ids)
+    return {
+        (name, mi): mean_paired_gap(results, [(name, mi)], split_ids, a, b, objects=objects)
+        for name in names
+        for mi in range(results[name, split_ids[0]][a].shape[0])
+    }
+
+
+def mean_paired_gap(results: dict, cells, split_ids, a: str, b: str, *, objects: bool = True) -> tuple[float, float]:
+    """Test-accuracy gap (points) of method ``a`` over ``b`` averaged over ``cells`` ((dataset, M index) pairs), each
+    method at its own validated σ, and its standard error.
+
+    In a cell, the paired difference d(i, r) = correct_a(i, r) − correct_b(i, r) of test object i and draw r (the
+    same projection stacks when the two validated σ coincide, independent ones otherwise) is a crossed table: draws
+    and test objects are two independent samples. The gap is its mean; its variance is estimated from the table's
+    two margins, var(draw means)/R + var(object means)/n (ddof 1 each), the usual conservative estimator for a
+    crossed design (it counts the interaction term twice). ``objects=False`` keeps only the draw term: the
+    uncertainty with the test objects held fixed. Across cells, draws are independent (each (σ, M) has its own
+    keys); cells of one dataset share its test objects, so their object means are summed per object before the
+    variance is taken. Splits are averaged and taken as independent.
+
+    ``results`` from :func:`accuracy_sweep`. Returns (gap, se) in points.
+    """
+    split_ids = _split_ids(split_ids)
+    cells = list(cells)
+    if not cells:
+        raise ValueError("cells must name at least one (dataset, M index) pair")
+    means, variances = [], []
+    for s in split_ids:
+        gap = draw_var = 0.0
+        per_object: dict = {}
+        for name, mi in cells:
+            r = results[name, s]
+            ia, ib = best_sigma_index(r[a][mi, 0]), best_sigma_index(r[b][mi, 0])
+            by_draw = 100 * (r["test_draws"][a][mi, ia] - r["test_draws"][b][mi, ib])
+            gap += float(np.mean(by_draw))
+            draw_var += _variance_of_mean(by_draw)
+            if objects:
+                by_object = 100 * (r["test_objects"][a][mi, ia] - r["test_objects"][b][mi, ib])
+                per_object[name] = per_object.get(name, 0.0) + by_object
+        object_var = sum(_variance_of_mean(v) for v in per_object.values())
+        means.append(gap / len(cells))
+        variances.append((draw_var + object_var) / len(cells) ** 2)
+    return float(np.mean(means)), float(np.sqrt(np.sum(variances)) / len(split_ids))
+
+
+def _split_ids(split_ids) -> list:
     split_ids = list(split_ids)
     if not split_ids:
         raise ValueError("split_ids must name at least one split")
-    gaps = {}
-    for name in names:
-        n_M = results[name, split_ids[0]][a].shape[0]
-        for mi in range(n_M):
-            means, variances = [], []
-            for s in split_ids:
-                r = results[name, s]
-                ia = best_sigma_index(r[a][mi, 0])
-                ib = best_sigma_index(r[b][mi, 0])
-                diff = 100 * (r["test_draws"][a][mi, ia] - r["test_draws"][b][mi, ib])
-                means.append(float(np.mean(diff)))
-                variances.append(float(np.var(diff, ddof=1) / diff.size) if diff.size > 1 else np.inf)
-            gaps[name, mi] = (float(np.mean(means)), float(np.sqrt(np.sum(variances)) / len(split_ids)))
-    return gaps
+    return split_ids
+
+
+def _variance_of_mean(sample) -> float:
+    """Estimated variance of the mean of ``sample`` (ddof 1); inf for a single value."""
+    sample = np.asarray(sample)
+    return float(np.var(sample, ddof=1) / sample.size) if sample.size > 1 else np.inf
 
 
 def shortfall_decomposition(results: dict, names, split_ids, method: str, sigmas) -> dict:
@@ -392,9 +438,7 @@ def shortfall_decomposition(results: dict, names, split_ids, method: str, sigmas
     "exact sigma": the exact classifier's}}, each averaged over ``split_ids`` (σ: geometric mean). ``results`` from
     :func:`accuracy_sweep`.
     """
-    split_ids = list(split_ids)
-    if not split_ids:
-        raise ValueError("split_ids must name at least one split")
+    split_ids = _split_ids(split_ids)
     sigmas = _checks.finite_numpy("sigmas", sigmas, 1)
     _checks.one_of("method", method, ("trig", *dense_exp.METHODS))
     out = {}
