@@ -238,6 +238,10 @@ def test_paired_gap_takes_each_method_at_its_validated_sigma_and_both_margins_of
         kc.paired_gap({}, ["d"], [], "a", "b")
     with pytest.raises(ValueError, match="cells must name"):
         kc.mean_paired_gap(results, [], [0], "a", "b")
+    with pytest.raises(ValueError, match="b must be one of the methods"):
+        kc.mean_paired_gap(results, [("d", 0)], [0], "a", "sderf")
+    with pytest.raises(ValueError, match="no split 2"):
+        kc.paired_gap(results, ["d"], [0, 2], "a", "b")
 
 
 def test_mean_paired_gap_sums_a_datasets_cells_per_test_object_and_adds_independent_draws():

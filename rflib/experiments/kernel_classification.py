@@ -395,6 +395,14 @@ def mean_paired_gap(results: dict, cells, split_ids, a: str, b: str, *, objects:
     cells = list(cells)
     if not cells:
         raise ValueError("cells must name at least one (dataset, M index) pair")
+    for name, _ in cells:
+        for s in split_ids:
+            if (name, s) not in results:
+                raise ValueError(f"cells names data set {name!r}, but results holds no split {s!r} of it")
+            for arg, method in (("a", a), ("b", b)):
+                if method not in results[name, s]["test_draws"]:
+                    known = sorted(results[name, s]["test_draws"])
+                    raise ValueError(f"{arg} must be one of the methods in results {known}, got {method!r}")
     means, variances = [], []
     for s in split_ids:
         gap = draw_var = 0.0
