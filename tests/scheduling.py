@@ -33,6 +33,10 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadFileScheduling
 
     class NotebooksTogether(LoadFileScheduling):
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            self._gone: set = set()  # workers whose channel refused a send, until xdist reports their crash
+
         def _split_scope(self, nodeid: str) -> str:
             path = super()._split_scope(nodeid)
             return "notebook runs and book" if _is_notebook_file(path) else path
@@ -42,6 +46,7 @@ def pytest_xdist_make_scheduler(config, log):
             reported that one failed) and without the files it finished. xdist 3.8.0 requeues both: the replacement
             worker reran the crash, then every worker waited forever on files with nothing left to run
             (pytest-xdist#1323, #1371, #1378), and a CI run hung until its time limit."""
+            self._gone.discard(node)
             workload = self.assigned_work.pop(node)
             unfinished = {scope: unit for scope, unit in workload.items() if not all(unit.values())}
             if not unfinished:
@@ -64,11 +69,31 @@ def pytest_xdist_make_scheduler(config, log):
             end the run (pytest-xdist#1327; ``-n auto`` on one core). A replacement still collecting is skipped (work
             sent to it before its collection is registered raised a KeyError that xdist swallows, losing the crashed
             test's report); ``schedule()`` serves it once its collection arrives."""
-            if node.shutting_down or node not in self.registered_collections:
+            if node.shutting_down or node not in self.registered_collections or node in self._gone:
                 return
             while self.workqueue and self._pending_of(self.assigned_work[node]) <= 2:
-                self._assign_work_unit(node)
+                if not self._assign_work_unit(node):
+                    return
             if not self.workqueue:
                 node.shutdown()
+
+        def _assign_work_unit(self, node) -> bool:
+            """Send ``node`` the next file; False when the worker is gone. A worker that died before the controller
+            heard of it (its crash still queued behind the report that asked for more work) refuses the send with
+            an OSError from execnet, which xdist does not catch: a loaded ``make test`` ended in an INTERNALERROR.
+            The file then goes back to the head of the queue for the other workers, and nothing more is sent to the
+            dead one; :meth:`remove_node` forgets it when xdist handles the crash."""
+            if node in self._gone:
+                return False
+            scope, unit = next(iter(self.workqueue.items()))
+            try:
+                super()._assign_work_unit(node)
+            except OSError:
+                self.assigned_work[node].pop(scope, None)
+                self.workqueue[scope] = unit
+                self.workqueue.move_to_end(scope, last=False)
+                self._gone.add(node)
+                return False
+            return True
 
     return NotebooksTogether(config, log)

@@ -140,3 +140,55 @@ def test_a_crashed_worker_costs_one_failed_test_and_the_run_goes_on(tmp_path, sc
     assert f"crashed while running 'tests/{crash_file}::test_crash'" in done.stdout, done.stdout
     names = sorted(name for _, name in (json.loads(line) for line in log.read_text().splitlines()))
     assert names == sorted(["before", "crash", *after_crash, *others]), f"each test must run once: {names}"
+
+
+class _Worker:
+    """A worker controller that records the files it is sent; after ``alive_sends`` sends its process is dead and
+    every send fails as execnet's does on a closed channel."""
+
+    shutting_down = False
+
+    def __init__(self, name: str, alive_sends: int):
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.alive_sends, self.received, self.refused = alive_sends, [], 0
+
+    def send_runtest_some(self, indices):
+        if len(self.received) >= self.alive_sends:
+            self.refused += 1
+            raise OSError("cannot send (already closed?)")
+        self.received.append(list(indices))
+
+    def shutdown(self):
+        pass
+
+
+def test_work_sent_to_a_dead_worker_goes_to_the_others(monkeypatch):
+    """A worker that dies after its first file, before the controller hears of it: the send of its second file fails.
+    The scheduler neither raises (xdist would end the run with an INTERNALERROR, as a loaded make test once did) nor
+    parks the file on the dead worker: it goes to the live one, nothing more is sent to the dead one, and when xdist
+    reports the crash only the test it crashed on is lost, the rest of its file requeued."""
+    import xdist.scheduler.loadscope
+
+    from tests import scheduling
+
+    monkeypatch.setattr(xdist.scheduler.loadscope, "parse_tx_spec_config", lambda config: ["popen", "popen"])
+    options = type("Options", (), {"loadscopereorder": True})
+    config = type("Config", (), {"getvalue": lambda self, name: "loadfile", "option": options})()
+    scheduler = scheduling.pytest_xdist_make_scheduler(config, None)
+    files = {"a": 2, "b": 2, "c": 1, "d": 1}  # tests per file; the queue takes them largest first
+    collection = [f"tests/test_{f}.py::test_{i}" for f, n in files.items() for i in range(n)]
+    dying, live = _Worker("gw0", alive_sends=1), _Worker("gw1", alive_sends=100)
+    for node in (dying, live):
+        scheduler.add_node(node)
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    assert dying.received == [[0, 1]] and dying.refused == 1  # file a, then one refused send (c), then nothing
+    scheduler._reschedule(dying)
+    assert dying.refused == 1
+    sent_to_live = {collection[i] for batch in live.received for i in batch}
+    queued = {nodeid for unit in scheduler.workqueue.values() for nodeid in unit}
+    assert sent_to_live | queued == set(collection[2:]) and not sent_to_live & queued
+    assert "tests/test_c.py::test_0" in sent_to_live  # the refused file went to the live worker
+    assert scheduler.remove_node(dying) == "tests/test_a.py::test_0"
+    requeued = {nodeid for unit in scheduler.workqueue.values() for nodeid, done in unit.items() if not done}
+    assert requeued - queued == {"tests/test_a.py::test_1"}
