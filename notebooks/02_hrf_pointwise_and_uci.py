@@ -324,30 +324,57 @@ TABLE1_REDUCED = run.reduced(f"{S['uci_draws']} draws × {S['uci_reps']} repetit
 # (HRF-ort vs ORF-reg, ≈ 10×); Student-t over the repetitions, Bonferroni over the data sets.
 MC_AGREEMENT = 0.10
 MC_Z = interval_z(samples=S["uci_reps"], parts=len(DATA))
-for dname in DATA:
-    hrf_mc = table1[dname]["HRF-iid"][0]
-    hrf_exact = closed1[dname][f"HRF-iid ({M_HYB_UCI}, 8)"]
+
+
+def monte_carlo_check(dname, method, exact_row, exact_name):
+    """Our Monte Carlo MSE of ``method`` against the exact one (row ``exact_row`` of the study's closed forms),
+    paired on each repetition's pairs: (ours entry, verdict) under the criterion of MC_CRITERION."""
     paired = np.subtract(
-        table1_runs[dname]["mse_per_rep"]["HRF-iid"],
-        table1_runs[dname]["closed_form_per_rep"][f"HRF-iid ({M_HYB_UCI}, 8)"],
+        table1_runs[dname]["mse_per_rep"][method], table1_runs[dname]["closed_form_per_rep"][exact_row]
     )
-    mc_gap, mc_gap_se = mean_and_se(paired)
+    gap, gap_se = mean_and_se(paired)
+    exact = closed1[dname][exact_row]
+    ours = {
+        "monte_carlo": table1[dname][method][0],
+        exact_name: exact,
+        "paired difference": gap,
+        "s.e. of the difference (over repetitions)": gap_se,
+    }
+    return ours, decide(gap, gap_se, within=(-MC_AGREEMENT * exact, MC_AGREEMENT * exact), z=MC_Z)
+
+
+def mc_criterion(exact_label, exact_name):
+    """The simulator checks' criterion, naming the exact value they compare with."""
+    return (
+        f"Monte Carlo − {exact_label}, paired on each repetition's pairs, ± {MC_Z:.2f} s.e. over repetitions "
+        f"(Student-t, Bonferroni over the data sets), inside ± {MC_AGREEMENT:.0%} of the {exact_name}; fails if "
+        "wholly outside, else inconclusive"
+    )
+
+
+for dname in DATA:
+    hrf_ours, hrf_verdict = monte_carlo_check(dname, "HRF-iid", f"HRF-iid ({M_HYB_UCI}, 8)", "closed_form")
     rec.record(
         f"table1_{dname.lower()}_monte_carlo_vs_closed_form",
         f"Table 1 ({dname}): our HRF-iid Monte Carlo agrees with its closed form (Theorem D.1) on the same pairs",
-        ours={
-            "monte_carlo": hrf_mc,
-            "closed_form": hrf_exact,
-            "paired difference": mc_gap,
-            "s.e. of the difference (over repetitions)": mc_gap_se,
-        },
-        holds=decide(mc_gap, mc_gap_se, within=(-MC_AGREEMENT * hrf_exact, MC_AGREEMENT * hrf_exact), z=MC_Z),
-        criterion=f"Monte Carlo − closed form, paired on each repetition's pairs, ± {MC_Z:.2f} s.e. over repetitions "
-        f"(Student-t, Bonferroni over the data sets), inside ± {MC_AGREEMENT:.0%} of the closed form; fails if wholly "
-        "outside, else inconclusive",
+        ours=hrf_ours,
+        holds=hrf_verdict,
+        criterion=mc_criterion("closed form", "closed form"),
         meaningful_at="paper",  # standard's 300 draws × 10 repetitions leave an s.e. of ≈ 15 % of the closed form
         reduced=TABLE1_REDUCED,
         note="×10⁻³; the margin is a tenth of the smallest factor the table is read for (HRF-ort vs ORF-reg, ≈ 10×)",
+    )
+    orf_ours, orf_verdict = monte_carlo_check(dname, "ORF-reg", "ORF-reg", "exact")
+    rec.record(
+        f"table1_{dname.lower()}_orf_monte_carlo_vs_exact",
+        f"Table 1 ({dname}): our ORF-reg Monte Carlo agrees with its exact MSE (by quadrature) on the same pairs",
+        ours=orf_ours,
+        holds=orf_verdict,
+        criterion=mc_criterion("exact (moments.classic.log_mse_trig_orthogonal)", "exact value"),
+        meaningful_at="standard",
+        reduced=TABLE1_REDUCED,
+        note="×10⁻³; checks our ORF simulator, so that ORF-reg's distance from the paper's value is a matter of the "
+        "unstated set-up (§2b), not of the estimator",
     )
     rec.record(
         f"table1_{dname.lower()}_hrf_ort_best",
@@ -521,6 +548,7 @@ for dname, raw in DATA.items():
                 pname,
                 f"{base['mean_cos']:+.2f}",
                 f"{base['iid trig']:.3g}",
+                f"{base['ORF-reg']:.3g}",
                 f"{base['iid FAVOR+']:.3g}",
                 *(f"{exact[k]['HRF-iid']:.3g}" for k in ("(64, 8)", "m*", "(512, 8)")),
                 f"{base['HRF-iid'] / base['iid trig']:.1f}",
@@ -532,6 +560,7 @@ header = [
     "preprocessing",
     "mean cos θ",
     "trig (512)",
+    "ORF-reg (512)",
     "FAVOR+ (512)",
     "HRF (64, 8)",
     "HRF (m*, 8)",
@@ -571,6 +600,70 @@ rec.record(
     f"the same at every M under (M/8, 8) (wine: {min(ratio_by_M.values()):.3f}–{max(ratio_by_M.values()):.3f} for "
     f"M = {M_ABLATION[0]}–{M_ABLATION[-1]})",
 )
+
+# %% [markdown]
+# **ORF-reg's own level is the data's scale.** Our ORF-reg MSE, 1.7 ×10⁻³ on both sets, is 1.7× the paper's
+# 1.00 / 1.05, while our Monte Carlo agrees with its exact value on the same pairs (claims
+# `table1_*_orf_monte_carlo_vs_exact`; `moments.classic.log_mse_trig_orthogonal`, an exact formula for orthogonal
+# rows with χ lengths, tested against a second derivation and against draws). So the gap lies in the set-up, not in
+# the estimator. (In the committed standard run Boston's paired difference, −1.5 % of the exact value, sat at 5 of
+# its s.e., an s.e. estimated from 10 repetitions. It did not recur under other keys on 2026-12-07: −0.9 % ± 0.6 %
+# at 300 draws, +0.2 % ± 0.2 % at 3 000, and a single orthogonal pair over 400 000 draws agrees to 0.1 % (z = 0.5).
+# So the s.e. of that run came out small by chance, and the claim's ± 10 % margin does not depend on it.) Trig features' MSE grows like $e^{\|x\|^2+\|y\|^2}(1-e^{-\|\Delta\|^2})^2$, steeply in the
+# points' common norm $r$; over the five preprocessings above the exact ORF-reg MSE moves by orders of magnitude.
+# Below, the $r$ at which the exact ORF-reg MSE on 2 000 random pairs of our z-scored points equals the paper's value,
+# and the other exact MSEs at that $r$.
+
+# %%
+orf_scale = {}
+for dname, raw in DATA.items():
+    Z_unit = datasets.standardize_to_sphere(raw, radius=1.0)
+    pairs_seed = keys.integer("table 1 orf radius", dname)
+    r_paper = hrf_studies.radius_for_orf_mse(
+        Z_unit, PAPER_TABLE1[dname]["ORF-reg"][0], rng_seed=pairs_seed, n_pairs=2_000, M=M_UCI
+    )
+    at = {
+        radius: hrf_studies.uci_exact_mse(
+            radius * Z_unit, rng=np.random.default_rng(pairs_seed), n_pairs=2_000, M=M_UCI, m=M_HYB_UCI, n=N_HYB_UCI
+        )
+        for radius in (1.0, r_paper)
+    }
+    orf_scale[dname] = {
+        "radius giving the paper's ORF-reg": r_paper,
+        **{
+            f"{name} at {where}": at[radius][key]
+            for radius, where in ((1.0, "r = 1 (ours)"), (r_paper, "that radius"))
+            for name, key in (("ORF-reg", "ORF-reg"), ("iid trig", "iid trig"), ("HRF-iid (64, 8)", "HRF-iid"))
+        },
+        "HRF-iid / ORF-reg at that radius": at[r_paper]["HRF-iid"] / at[r_paper]["ORF-reg"],
+    }
+display(
+    Markdown(
+        "Exact MSE ×10⁻³ on 2 000 random pairs of z-scored points rescaled to norm r:\n\n"
+        + markdown_table(["", *DATA], [[k, *(f"{orf_scale[d][k]:.4g}" for d in DATA)] for k in orf_scale["Wine"]])
+    )
+)
+radii = [v["radius giving the paper's ORF-reg"] for v in orf_scale.values()]
+rec.record(
+    "table1_orf_level_is_the_scale",
+    "Diagnosis: the common norm of the points at which ORF-reg's exact MSE is the paper's, and the hybrid's MSE "
+    "relative to ORF-reg there",
+    paper={d: PAPER_TABLE1[d]["ORF-reg"][0] for d in DATA},
+    ours=orf_scale,
+    holds=None,
+    note=f"r = {min(radii):.3f}–{max(radii):.3f} reproduces the paper's ORF-reg on both sets (a {1 - max(radii):.0%}–"
+    f"{1 - min(radii):.0%} smaller norm than ours), and the FLOP-matched HRF-iid stays "
+    f"{min(v['HRF-iid / ORF-reg at that radius'] for v in orf_scale.values()):.0f}–"
+    f"{max(v['HRF-iid / ORF-reg at that radius'] for v in orf_scale.values()):.0f}× ORF-reg there: the scale "
+    "explains the baselines' level, not the ranking",
+)
+
+# %% [markdown]
+# On both sets a norm a few per cent below 1 reproduces the paper's ORF-reg (the table above; the claim's note gives
+# the radii and the hybrid's factor). At that norm the FLOP-matched hybrid is still an order of magnitude worse than
+# ORF-reg, so the scale accounts for the baselines' absolute level, not for the ranking, which the matching and the
+# angles decide (above). The paper's preprocessing is unstated; we keep norm 1 rather than adopt a radius fitted to
+# the paper's numbers.
 
 # %% [markdown]
 # The only reading left that can put the hybrids first is **no FLOP matching**: 512 projections in each base plus

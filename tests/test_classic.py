@@ -227,3 +227,83 @@ def test_positive_maps_carry_the_factors_of_their_log_features(key, method):
         rebuilt = factors.row_log_scale[:, None] + factors.logits()
         np.testing.assert_allclose(rebuilt, textbook, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(phi.log_scale[:, None] + phi.log_body, textbook, rtol=1e-12, atol=1e-12)
+
+
+def test_orthogonal_row_pairs_counts_ordered_pairs_within_truncated_blocks():
+    assert moments.classic.orthogonal_row_pairs(1, 5) == 0
+    assert moments.classic.orthogonal_row_pairs(5, 5) == 20
+    assert moments.classic.orthogonal_row_pairs(12, 5) == 2 * 20 + 2 * 1  # blocks of 5, 5 and 2 rows
+    assert moments.classic.orthogonal_row_pairs(512, 13) == 39 * 13 * 12 + 5 * 4
+
+
+def test_orf_trig_mse_with_one_row_is_the_iid_closed_form():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(4, 6)) * 0.7, rng.normal(size=(4, 6)) * 0.7
+    np.testing.assert_allclose(
+        moments.classic.log_mse_trig_orthogonal(x, y, 1), moments.classic.log_mse_trig(x, y, 1), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize("d", [2, 3, 5, 13, 64])
+@pytest.mark.parametrize("rho", [0.3, 1.4, 3.0])
+def test_orf_trig_covariance_matches_the_two_row_quadrature(d, rho):
+    """The covariance of two orthogonal rows by a second derivation: E[φ_d(ρt₁) φ_d(ρt₂)] with φ_d(s) =
+    ₁F₁(d/2; 1/2; −s²/2) = E cos(sR), R ~ χ_d, over the joint law of two coordinates (t₁, t₂) of a uniform unit vector
+    (density ∝ (1 − t₁² − t₂²)^{(d−4)/2} on the disc; on the circle for d = 2), by scipy's adaptive quadrature."""
+    from scipy import integrate, special
+
+    def phi(s):
+        return special.hyp1f1(d / 2, 0.5, -(s**2) / 2)
+
+    if d == 2:
+        product = integrate.quad(lambda a: phi(rho * np.cos(a)) * phi(rho * np.sin(a)), 0, 2 * np.pi)[0] / (2 * np.pi)
+    else:
+        # polar coordinates u = t₁² + t₂², angle a: density ∝ (1 − u)^{(d−4)/2} du da
+        def density(a, u):
+            return (1 - u) ** ((d - 4) / 2)
+
+        def weighted(a, u):
+            r = np.sqrt(u)
+            return phi(rho * r * np.cos(a)) * phi(rho * r * np.sin(a)) * density(a, u)
+
+        options = dict(epsabs=1e-13, epsrel=1e-11)
+        norm = integrate.dblquad(density, 0, 1, 0, 2 * np.pi, **options)[0]
+        product = integrate.dblquad(weighted, 0, 1, 0, 2 * np.pi, **options)[0] / norm
+    x, y = np.zeros(d), np.zeros(d)
+    y[0] = rho
+    m = 2  # one block of two rows: MSE = e^{ρ²} (v/2 + 2c/4)
+    spread = np.exp(moments.classic.log_mse_trig_orthogonal(x, y, m) - rho**2)
+    covariance = (spread - np.expm1(-(rho**2)) ** 2 / 4) * 2
+    assert covariance == pytest.approx(product - np.exp(-(rho**2)), abs=1e-10)
+
+
+def test_orf_trig_mse_matches_seeded_monte_carlo_of_the_orf_law():
+    """The quadrature against the estimator itself, with ORF matrices from rflib.projections (blocks of d, χ_d
+    lengths, the last block truncated): 20 000 draws at a fixed key, tolerance 4 s.e. of the mean squared error."""
+    from rflib import projections
+
+    rng = np.random.default_rng(8)
+    d, m, draws = 5, 12, 20_000
+    x, y = (0.8 * v / np.linalg.norm(v) for v in rng.normal(size=(2, d)))
+    W = np.asarray(projections.orthogonal_batch(jax.random.key(3), draws, m, d))
+    estimate = np.exp((x @ x + y @ y) / 2) * np.mean(np.cos(W @ (x - y)), axis=1)
+    squared = (estimate - np.exp(x @ y)) ** 2
+    exact = np.exp(moments.classic.log_mse_trig_orthogonal(x, y, m))
+    assert abs(squared.mean() - exact) < 4 * squared.std(ddof=1) / np.sqrt(draws)
+    assert exact < 0.8 * float(moments.classic.mse_trig(x, y, m))  # and the orthogonal gain is real
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "m", "match"),
+    [
+        (np.ones(1), np.ones(1), 4, "2 ≤ d"),
+        (np.ones(129), np.ones(129), 4, "2 ≤ d"),
+        (np.ones(3), np.ones(4), 4, "one d"),
+        (np.ones(3), np.array([1.0, np.nan, 0.0]), 4, "y"),
+        (np.ones(3), np.ones(3), 0, "m must be"),
+        (np.ones(3) * 1j, np.ones(3), 4, "x"),
+    ],
+)
+def test_orf_trig_mse_refuses_bad_input(x, y, m, match):
+    with pytest.raises(ValueError, match=match):
+        moments.classic.log_mse_trig_orthogonal(x, y, m)

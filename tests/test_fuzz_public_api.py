@@ -139,6 +139,12 @@ ENTRIES = [
         {"x": BATCHED, "y": BATCHED, "m": POS_INT},
     ),
     Entry(
+        "moments.classic.log_mse_trig_orthogonal",
+        moments.classic.log_mse_trig_orthogonal,
+        {"x": X3[0], "y": Y3[0], "m": 8},
+        {"x": BATCHED, "y": BATCHED, "m": POS_INT},
+    ),
+    Entry(
         "moments.hybrid.log_mse_angular_hybrid",
         moments.hybrid.log_mse_angular_hybrid,
         {"x": X3[0], "y": Y3[0], "m": 8, "n": 4},

@@ -111,6 +111,8 @@ def test_uci_study_monte_carlo_matches_the_closed_forms_on_the_same_pairs():
         closed.append(float(np.mean(moments.classic.mse_trig(Z[i], Z[j], M))))
     assert out["closed_form"]["iid trig"] == pytest.approx(1e3 * np.mean(closed), rel=1e-12)
     mc = out["mse"]["iid trig (reference)"][0]
+    orf = out["closed_form"]["ORF-reg"]  # exact, by quadrature: the Monte Carlo agrees within its error
+    assert abs(out["mse"]["ORF-reg"][0] - orf) < 5 * math.sqrt(2 / draws) * orf
     assert abs(mc - out["closed_form"]["iid trig"]) < 5 * math.sqrt(2 / draws) * out["closed_form"]["iid trig"]
     assert out["closed_form_per_rep"]["iid trig"] == pytest.approx([1e3 * c for c in closed], rel=1e-12)
     assert np.mean(out["mse_per_rep"]["iid trig (reference)"]) == pytest.approx(mc, rel=1e-12)
@@ -221,4 +223,19 @@ def test_uci_exact_mse_matches_the_closed_forms_on_its_pairs():
     i = rng.integers(0, 50, size=30)
     j = (i + rng.integers(1, 50, size=30)) % 50
     assert out["iid trig"] == pytest.approx(1e3 * float(np.mean(moments.classic.mse_trig(Z[i], Z[j], 64))), rel=1e-12)
+    orf = np.exp(moments.classic.log_mse_trig_orthogonal(Z[i], Z[j], 64))
+    assert out["ORF-reg"] == pytest.approx(1e3 * float(np.mean(orf)), rel=1e-12) and out["ORF-reg"] < out["iid trig"]
     assert 0.0 <= out["beyond"] <= 1.0 and out["floor"] > 0
+
+
+def test_radius_for_orf_mse_finds_the_norm_that_gives_the_target():
+    """At the returned radius the exact ORF-reg MSE on the same pairs is the target; targets beyond the bracket, and
+    points not on the unit sphere, are refused."""
+    Z = datasets.standardize_to_sphere(np.random.default_rng(4).normal(size=(60, 6)), radius=1.0)
+    r = hrf_studies.radius_for_orf_mse(Z, 2.0, rng_seed=5, n_pairs=40, M=64)
+    at_r = hrf_studies.uci_exact_mse(r * Z, rng=np.random.default_rng(5), n_pairs=40, M=64, m=8, n=8)["ORF-reg"]
+    assert at_r == pytest.approx(2.0, rel=1e-6) and 0.25 < r < 2.0
+    with pytest.raises(ValueError, match="target must lie between"):
+        hrf_studies.radius_for_orf_mse(Z, 1e9, rng_seed=5, n_pairs=40, M=64)
+    with pytest.raises(ValueError, match="norm 1"):
+        hrf_studies.radius_for_orf_mse(2 * Z, 2.0, rng_seed=5, n_pairs=40, M=64)

@@ -97,7 +97,7 @@ def test_softmax_metrics_study_averages_the_query_metrics_of_each_draw():
     radius = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
     est = lm.softmax_kernel_estimates("Gaussian", 8, jax.random.key(8), Q, K, n_lambda=4, radius=radius)
     direct = lm.distribution_metrics(jax.nn.softmax(Q @ K.T, axis=1), lm.induced_distribution(est, "clipped"))
-    direct["negative_fraction"] = jnp.mean(est < 0, axis=1)  # of the estimates, not of the clipped p̂
+    direct["negative_fraction"] = np.mean(np.asarray(est) < 0, axis=1)  # of the estimates, not of the clipped p̂
     for name, values in direct.items():
         mean, std = out["Gaussian", 8][name]
         assert std == 0.0 and mean == pytest.approx(float(jnp.mean(values)), rel=1e-12)
@@ -122,6 +122,104 @@ def test_softmax_metrics_study_scores_one_set_of_draws_under_several_views():
         lm.softmax_metrics_study(
             Q, K, key_for=lambda *a: jax.random.key(0), seeds=1, sizes=(8,), n_lambda=4, views={"x": ("raw", None)}
         )
+
+
+def test_softmax_metrics_study_margins_are_the_seed_by_query_table_s():
+    """per_query: the per-seed means are the query averages the summary is made of, and the per-query means
+    average each query's metric over the seeds (checked against the draws scored directly)."""
+    rng = np.random.default_rng(7)
+    Q, K = rng.normal(size=(5, 3)), rng.normal(size=(11, 3))
+    key_for = lambda si, M, method: jax.random.fold_in(jax.random.key(3), si)  # noqa: E731
+    summary, margins = lm.softmax_metrics_study(Q, K, key_for=key_for, seeds=3, sizes=(8,), n_lambda=4, per_query=True)
+    p_true = jax.nn.softmax(Q @ K.T, axis=1)
+    table = np.stack(
+        [
+            lm.distribution_metrics(
+                p_true,
+                lm.induced_distribution(
+                    lm.softmax_kernel_estimates("Trig.", 8, key_for(si, 8, "Trig."), Q, K, n_lambda=4, radius=1.0)
+                ),
+            )["wasserstein"]
+            for si in range(3)
+        ]
+    )
+    by_seed, by_query = margins["Trig.", 8]["wasserstein"]
+    np.testing.assert_allclose(by_seed, table.mean(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(by_query, table.mean(axis=0), rtol=1e-12)
+    mean, std = summary["Trig.", 8]["wasserstein"]
+    assert mean == pytest.approx(by_seed.mean(), rel=1e-12) and std == pytest.approx(by_seed.std(), rel=1e-12)
+    draws = [
+        np.asarray(lm.softmax_kernel_estimates("Trig.", 8, key_for(si, 8, "Trig."), Q, K, n_lambda=4, radius=1.0))
+        for si in range(3)
+    ]
+    for metric, per_query in (
+        ("negative_fraction", lambda e: np.mean(e < 0, axis=1)),
+        ("no_positive_fraction", lambda e: np.all(e <= 0, axis=1).astype(float)),
+    ):
+        table = np.stack([per_query(e) for e in draws])
+        np.testing.assert_allclose(margins["Trig.", 8][metric][0], table.mean(axis=1), rtol=1e-12)
+        np.testing.assert_allclose(margins["Trig.", 8][metric][1], table.mean(axis=0), rtol=1e-12)
+    views = {"main": ("clipped", None), "signed": ("signed", None)}
+    by_view = lm.softmax_metrics_study(
+        Q, K, key_for=key_for, seeds=3, sizes=(8,), n_lambda=4, views=views, per_query=True
+    )[1]
+    np.testing.assert_allclose(by_view["main"]["Trig.", 8]["wasserstein"][1], by_query, rtol=1e-12)
+    assert not np.allclose(by_view["signed"]["Trig.", 8]["wasserstein"][1], by_query)
+
+
+def test_crossed_mean_se_on_a_worked_table():
+    """A 3 × 4 table and a second one: the mean and var(row means)/R + var(column means)/n, and for the gap the seed
+    terms of both plus the query term of the paired column differences."""
+    a = np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 5.0, 3.0], [0.0, 1.0, 3.0, 6.0]])
+    b = np.array([[1.0, 1.0, 1.0, 2.0], [0.0, 2.0, 1.0, 1.0], [1.0, 1.0, 2.0, 2.0]])
+    margins = lambda t: (t.mean(axis=1), t.mean(axis=0))  # noqa: E731
+    mean, se = lm.crossed_mean_se(margins(a))
+    assert mean == pytest.approx(a.mean())
+    assert se**2 == pytest.approx(a.mean(1).var(ddof=1) / 3 + a.mean(0).var(ddof=1) / 4)
+    gap, gap_se = lm.crossed_mean_se(margins(a), margins(b))
+    assert gap == pytest.approx(a.mean() - b.mean())
+    expected = a.mean(1).var(ddof=1) / 3 + b.mean(1).var(ddof=1) / 3 + (a.mean(0) - b.mean(0)).var(ddof=1) / 4
+    assert gap_se**2 == pytest.approx(expected)
+
+
+def test_crossed_mean_se_covers_seed_and_query_sampling():
+    """Monte Carlo on two independent crossed tables sharing query effects, x(r, i) = o_i + s_r + e_ri: the gap's
+    variance estimate averages at least the gaps' true variance (the interaction counted twice), and the query
+    effect cancels in the gap only through the pairing. Fixed seed; 4 Monte Carlo s.e."""
+    rng = np.random.default_rng(11)
+    n, R, reps = 10, 6, 4000
+    var_o, var_s, var_e, var_c = 1.0, 2.0, 3.0, 0.5  # var_c: a method-specific query effect, not cancelled
+    gaps, estimates = [], []
+    for _ in range(reps):
+        shared = rng.normal(0, np.sqrt(var_o), (1, n))
+        tables = [
+            shared
+            + rng.normal(0, np.sqrt(var_c), (1, n))
+            + rng.normal(0, np.sqrt(var_s), (R, 1))
+            + rng.normal(0, np.sqrt(var_e), (R, n))
+            for _ in range(2)
+        ]
+        gap, se = lm.crossed_mean_se(*[(t.mean(axis=1), t.mean(axis=0)) for t in tables])
+        gaps.append(gap)
+        estimates.append(se**2)
+    truth = 2 * (var_c / n + var_s / R + var_e / (n * R))
+    estimates = np.asarray(estimates)
+    assert abs(estimates.mean() - (truth + 2 * var_e / (n * R))) < 4 * estimates.std(ddof=1) / np.sqrt(reps)
+    assert abs(np.var(gaps, ddof=1) - truth) < 4 * truth * np.sqrt(2 / (reps - 1))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "match"),
+    [
+        ((np.ones(3),), None, "must be a pair"),
+        ((np.ones(1), np.ones(4)), None, "at least 2 values"),
+        ((np.ones(3), np.array([1.0, np.nan])), None, "finite"),
+        ((np.ones(3), np.ones(4)), (np.ones(3), np.ones(5)), "same queries"),
+    ],
+)
+def test_crossed_mean_se_refuses_bad_margins(a, b, match):
+    with pytest.raises(ValueError, match=match):
+        lm.crossed_mean_se(a, b)
 
 
 def test_induced_distributions_on_a_worked_example():

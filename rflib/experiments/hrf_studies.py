@@ -217,14 +217,16 @@ def uci_mse_study(
     Each repetition draws ``n_pairs`` pairs (i, j ≠ i) from ``pair_rng(rep)`` and estimates every pair's MSE from
     ``draws`` fresh feature draws (key ``draw_key(rep, name)``); the MSE of a repetition is the mean over its pairs.
     On the same pairs it evaluates the exact MSEs of the iid estimators: trig and FAVOR+ (Lemma 2.2), the angular
-    hybrid (Theorem D.1) with (m, n) and with the projection-FLOP-matched m* (:func:`projection_flop_matched_m`).
+    hybrid (Theorem D.1) with (m, n) and with the projection-FLOP-matched m* (:func:`projection_flop_matched_m`),
+    and of ORF-reg by quadrature (:func:`rflib.moments.classic.log_mse_trig_orthogonal`).
 
     Args:
       Z: (N, d) points (the notebook's are z-scored and on the unit sphere).
       progress: show a bar over the repetitions.
     Returns:
       ``mse``: name → (mean, std) over repetitions ×10³; ``closed_form``: name → mean over repetitions ×10³ (rows
-      ``"iid trig"``, ``"iid FAVOR+"``, ``"HRF-iid (m, n)"``, ``"HRF-iid (m*, n), projection-FLOP match"``);
+      ``"iid trig"``, ``"iid FAVOR+"``, ``"HRF-iid (m, n)"``, ``"HRF-iid (m*, n), projection-FLOP match"``,
+      ``"ORF-reg"``);
       ``mse_per_rep`` and ``closed_form_per_rep``: the same, one value per repetition (for paired comparisons on
       the repetition's pairs); ``squared_bias``: name → (mean, std) over repetitions ×10³ of the mean over pairs of
       the estimator's squared bias, estimated without bias from the draws as (mean − SM)² − variance/draws (≈ 0 for
@@ -242,7 +244,7 @@ def uci_mse_study(
     bias_per_rep = {name: [] for name in methods}
     m_alt = projection_flop_matched_m(M, n, Z.shape[1])
     alt_name = f"HRF-iid (m*, {n}), projection-FLOP match"
-    closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({m}, {n})": [], alt_name: []}
+    closed_rows = {"iid trig": [], "iid FAVOR+": [], f"HRF-iid ({m}, {n})": [], alt_name: [], "ORF-reg": []}
     for rep in bar(range(reps), f"Table 1, {Z.shape[0]} points in d = {Z.shape[1]}", progress):
         rng = pair_rng(rep)
         i, j = random_pairs(rng, Z.shape[0], n_pairs)
@@ -250,6 +252,7 @@ def uci_mse_study(
         sm = np.exp(np.sum(X * Y, axis=1))
         closed_rows["iid trig"].append(float(np.mean(moments.classic.mse_trig(X, Y, M))))
         closed_rows["iid FAVOR+"].append(float(np.mean(moments.classic.mse_hyperbolic(X, Y, M))))
+        closed_rows["ORF-reg"].append(float(np.mean(np.exp(moments.classic.log_mse_trig_orthogonal(X, Y, M)))))
         for m_h, row in ((m, f"HRF-iid ({m}, {n})"), (m_alt, alt_name)):
             log_mse = moments.hybrid.log_mse_angular_hybrid(X, Y, m_h, n)
             closed_rows[row].append(float(np.mean(np.exp(np.asarray(log_mse)))))
@@ -338,9 +341,10 @@ def hybrid_can_beat_trig_above(*, M: int, m: int, n: int) -> float:
 def uci_exact_mse(Z, *, rng: np.random.Generator, n_pairs: int, M: int, m: int, n: int) -> dict[str, float]:
     """Exact (closed-form) MSEs of HRF Table 1's iid estimators on ``n_pairs`` random pairs (i ≠ j) of rows of Z,
     for the ablation of the table's unstated choices: iid trig and FAVOR+ with M features (Lemma 2.2), the angular
-    hybrid with (m, n) (Theorem D.1), each the mean over pairs ×10³; ``floor``: the mean of :func:`hybrid_trig_floor`
-    over the pairs; ``beyond``: the fraction of pairs whose angle exceeds :func:`hybrid_can_beat_trig_above`;
-    ``mean_cos``: the mean cosine of the pairs."""
+    hybrid with (m, n) (Theorem D.1), and trig features with M orthogonal projections (ORF-reg, by quadrature:
+    :func:`rflib.moments.classic.log_mse_trig_orthogonal`), each the mean over pairs ×10³; ``floor``: the mean of
+    :func:`hybrid_trig_floor` over the pairs; ``beyond``: the fraction of pairs whose angle exceeds
+    :func:`hybrid_can_beat_trig_above`; ``mean_cos``: the mean cosine of the pairs."""
     Z = _checks.finite_numpy("Z", Z, 2)
     i, j = random_pairs(rng, Z.shape[0], n_pairs)
     X, Y = Z[i], Z[j]
@@ -350,11 +354,36 @@ def uci_exact_mse(Z, *, rng: np.random.Generator, n_pairs: int, M: int, m: int, 
     return {
         "iid trig": 1e3 * float(np.mean(moments.classic.mse_trig(X, Y, M))),
         "iid FAVOR+": 1e3 * float(np.mean(moments.classic.mse_hyperbolic(X, Y, M))),
+        "ORF-reg": 1e3 * float(np.mean(np.exp(moments.classic.log_mse_trig_orthogonal(X, Y, M)))),
         "HRF-iid": 1e3 * float(np.mean(hyb)),
         "floor": float(np.mean(hybrid_trig_floor(theta, M=M, m=m, n=n))),
         "beyond": float(np.mean(theta > hybrid_can_beat_trig_above(M=M, m=m, n=n))),
         "mean_cos": float(np.mean(cos)),
     }
+
+
+def radius_for_orf_mse(Z, target: float, *, rng_seed: int, n_pairs: int, M: int, bracket=(0.25, 2.0)) -> float:
+    """The common norm r at which trig features with M orthogonal projections (ORF-reg) have the exact mean MSE
+    ``target`` (×10³) on ``n_pairs`` random pairs of the rows of Z rescaled to norm r (:func:`uci_exact_mse`'s pairs
+    from ``np.random.default_rng(rng_seed)``, the same at every r), by Brent's method in ``bracket``; a target
+    outside the MSEs at the bracket's ends raises. (The MSE rises with r wherever we computed it, so the root is the
+    only one there; Brent's method does not prove that.) Z: (N, d) points of norm 1."""
+    from scipy import optimize
+
+    Z = _checks.finite_numpy("Z", Z, 2)
+    if not np.allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-9):
+        raise ValueError("Z must hold points of norm 1 (e.g. datasets.standardize_to_sphere): r rescales them")
+    target = _checks.positive_float("target", target)
+
+    def gap(r):
+        i, j = random_pairs(np.random.default_rng(rng_seed), Z.shape[0], n_pairs)
+        orf = np.exp(moments.classic.log_mse_trig_orthogonal(r * Z[i], r * Z[j], M))
+        return 1e3 * float(np.mean(orf)) - target
+
+    low, high = bracket
+    if gap(low) > 0 or gap(high) < 0:
+        raise ValueError(f"target must lie between the ORF-reg MSEs at r = {low} and r = {high}, got {target}")
+    return float(optimize.brentq(gap, low, high, xtol=1e-8))
 
 
 # --- Fig 6 / Table 3: HRF-C on clustered data ---------------------------------------------------------------------

@@ -483,7 +483,8 @@ def softmax_metrics_study(
     methods=SOFTMAX_ESTIMATORS,
     views=None,
     progress: bool = False,
-) -> dict:
+    per_query: bool = False,
+):
     """HRF Fig 3 / Table 4: how well each estimator's induced p̂ reproduces the softmax distribution p = softmax(QKᵀ).
 
     For every seed, size M and method, one draw of :func:`softmax_kernel_estimates` (key ``key_for(seed, M,
@@ -498,9 +499,11 @@ def softmax_metrics_study(
       seeds: number of independent draws; sizes: the feature counts M; progress: show a bar over the seeds.
       views: None (the main reading: ``clipped``, column order), or {name: (reading, order)} to score the same draws
         under several readings (:data:`READINGS`) and class orders (a permutation of the V columns, or None).
+      per_query: also return each metric's seed × query table by its margins, for :func:`crossed_mean_se`.
     Returns:
       (method, M) → metric → (mean, std) over seeds of the query-averaged W₁, KS and negative fraction; with
-      ``views``, {name: that mapping}.
+      ``views``, {name: that mapping}. With ``per_query``, the pair (that, margins), where margins has the same keys
+      and holds metric → (per-seed means (seeds,), per-query means over the seeds (n,)) instead of (mean, std).
     """
     Q = _checks.finite_numpy("Q", Q, 2)
     K = _checks.finite_numpy("K", K, 2)
@@ -518,19 +521,23 @@ def softmax_metrics_study(
     p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
     r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
     rows = {name: {(method, M): [] for method in methods for M in sizes} for name in named}
+    query_sums = {name: {(method, M): {} for method in methods for M in sizes} for name in named}
     for si in bar(range(seeds), "Table 4, seeds", progress):
         for M in sizes:
             for method in methods:
                 key = key_for(si, M, method)
                 estimates = softmax_kernel_estimates(method, M, key, Q, K, n_lambda=n_lambda, radius=r_common)
-                negative = float(jnp.mean(estimates < 0))
-                no_positive = float(jnp.mean(jnp.all(estimates <= 0, axis=1)))
+                by_query = {
+                    "negative_fraction": np.mean(np.asarray(estimates) < 0, axis=1),
+                    "no_positive_fraction": np.all(np.asarray(estimates) <= 0, axis=1).astype(np.float64),
+                }
                 for name, (reading, order) in named.items():
                     out = distribution_metrics(p_true, induced_distribution(estimates, reading), order)
-                    row = {k: float(jnp.mean(v)) for k, v in out.items()}
-                    rows[name][method, M].append(
-                        row | {"negative_fraction": negative, "no_positive_fraction": no_positive}
-                    )
+                    out = {k: np.asarray(v, dtype=np.float64) for k, v in out.items()} | by_query
+                    rows[name][method, M].append({k: float(np.mean(v)) for k, v in out.items()})
+                    sums = query_sums[name][method, M]
+                    for k, v in out.items():
+                        sums[k] = sums.get(k, 0.0) + v
     summaries = {
         name: {
             key: {k: (np.mean([r[k] for r in runs]), np.std([r[k] for r in runs])) for k in runs[0]}
@@ -538,7 +545,49 @@ def softmax_metrics_study(
         }
         for name, per_view in rows.items()
     }
-    return summaries["main"] if views is None else summaries
+    margins = {
+        name: {
+            key: {k: (np.array([r[k] for r in runs]), query_sums[name][key][k] / seeds) for k in runs[0]}
+            for key, runs in per_view.items()
+        }
+        for name, per_view in rows.items()
+    }
+    if views is None:
+        summaries, margins = summaries["main"], margins["main"]
+    return (summaries, margins) if per_query else summaries
+
+
+def crossed_mean_se(a, b=None) -> tuple[float, float]:
+    """A metric's mean over a seeds × queries table, or the gap between two methods' means, and its standard error
+    with both the seeds (draws) and the queries taken as samples.
+
+    ``a`` (and ``b``) are a table's margins as :func:`softmax_metrics_study` returns them with ``per_query``: the
+    per-seed means (R,) and the per-query means over the seeds (n,). Alone: the mean, and the variance estimate
+    var(seed means)/R + var(query means)/n (ddof 1 each), the conservative estimator for a crossed design (it counts
+    the interaction term twice; :func:`rflib.experiments.kernel_classification.mean_paired_gap` uses the same).
+    With ``b``: the gap a − b of two methods drawn independently but scored on the same queries, so the seed terms
+    add and the query term is taken on the paired differences, var(a's query means − b's)/n.
+    """
+    tables = [a] if b is None else [a, b]
+    seed_means, query_means = [], []
+    for name, table in zip("ab", tables, strict=False):
+        if not isinstance(table, tuple | list) or len(table) != 2:
+            raise ValueError(f"{name} must be a pair (per-seed means, per-query means), got {type(table).__name__}")
+        by_seed, by_query = (np.asarray(v, dtype=np.float64) for v in table)
+        if by_seed.ndim != 1 or by_query.ndim != 1 or by_seed.size < 2 or by_query.size < 2:
+            raise ValueError(f"{name} must hold two 1-D margins of at least 2 values each (seeds ≥ 2, queries ≥ 2)")
+        if not (np.isfinite(by_seed).all() and np.isfinite(by_query).all()):
+            raise ValueError(f"{name}'s margins must be finite")
+        seed_means.append(by_seed)
+        query_means.append(by_query)
+    if b is not None and query_means[0].shape != query_means[1].shape:
+        raise ValueError(
+            f"a and b must be scored on the same queries, got {query_means[0].size} and {query_means[1].size}"
+        )
+    mean = float(np.mean(seed_means[0]) - (np.mean(seed_means[1]) if b is not None else 0.0))
+    by_query = query_means[0] - (query_means[1] if b is not None else 0.0)
+    variance = sum(np.var(v, ddof=1) / v.size for v in seed_means) + np.var(by_query, ddof=1) / by_query.size
+    return mean, float(np.sqrt(variance))
 
 
 def _log_two_sinh_sq_half(t):
