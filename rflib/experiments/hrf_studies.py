@@ -375,8 +375,9 @@ def radius_for_orf_mse(Z, target: float, *, rng_seed: int, n_pairs: int, M: int,
         raise ValueError("Z must hold points of norm 1 (e.g. datasets.standardize_to_sphere): r rescales them")
     target = _checks.positive_float("target", target)
 
+    i, j = random_pairs(np.random.default_rng(rng_seed), Z.shape[0], n_pairs)
+
     def gap(r):
-        i, j = random_pairs(np.random.default_rng(rng_seed), Z.shape[0], n_pairs)
         orf = np.exp(moments.classic.log_mse_trig_orthogonal(r * Z[i], r * Z[j], M))
         return 1e3 * float(np.mean(orf)) - target
 

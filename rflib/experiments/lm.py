@@ -527,9 +527,10 @@ def softmax_metrics_study(
             for method in methods:
                 key = key_for(si, M, method)
                 estimates = softmax_kernel_estimates(method, M, key, Q, K, n_lambda=n_lambda, radius=r_common)
+                on_host = np.asarray(estimates)
                 by_query = {
-                    "negative_fraction": np.mean(np.asarray(estimates) < 0, axis=1),
-                    "no_positive_fraction": np.all(np.asarray(estimates) <= 0, axis=1).astype(np.float64),
+                    "negative_fraction": np.mean(on_host < 0, axis=1),
+                    "no_positive_fraction": np.all(on_host <= 0, axis=1).astype(np.float64),
                 }
                 for name, (reading, order) in named.items():
                     out = distribution_metrics(p_true, induced_distribution(estimates, reading), order)
