@@ -56,7 +56,7 @@ from matplotlib.ticker import NullLocator
 
 from rflib.experiments import datasets, hrf_studies, lm
 from rflib.notebook import plotting
-from rflib.notebook.results import combine, decide, interval_z, mean_se_entry
+from rflib.notebook.results import combine, decide, interval_z, mean_se_entry, samples_to_decide
 from rflib.notebook.scaffold import markdown_table, start
 
 SETTINGS = {
@@ -79,7 +79,9 @@ SETTINGS = {
         seeds=10,
         sizes=(64, 128, 256, 512),
         sweep_queries=300,
-        temperatures=(1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0),
+        # τ = 0.1 added 2026-12-07: trig's negative fraction jumped from 0.03 (1/16) to 0.35 (1/8), past the paper's
+        # 0.257; 0.1 is where a log-linear interpolation between the two puts 0.25
+        temperatures=(1 / 16, 0.1, 1 / 8, 1 / 4, 1 / 2, 1.0),
         sweep_M=128,
         confirm_seeds=40,
     ),
@@ -576,6 +578,17 @@ geometry = {
 print("query–key geometry:", {k: round(v, 3) for k, v in geometry.items()})
 tau_paper = min(taus, key=lambda t: abs(trig_neg[t] - 0.257))
 ranking = lambda regime, metric: " < ".join(sorted(METHODS, key=lambda m: sweep[regime][m, S["sweep_M"]][metric][0]))  # noqa: E731
+others = [m for m in METHODS if m != "FAVOR+"]
+
+
+def favor_lead(rows, metric):
+    """FAVOR+'s mean − the lowest other map's, with its crossed s.e. (seeds and queries; :func:`lm.crossed_mean_se`),
+    as a results entry; negative: FAVOR+ is lower. rows: (method, M) → metric → margins, at M = sweep_M."""
+    best = min(others, key=lambda m: lm.crossed_mean_se(rows[m, S["sweep_M"]][metric])[0])
+    gap = lm.crossed_mean_se(rows["FAVOR+", S["sweep_M"]][metric], rows[best, S["sweep_M"]][metric])
+    return {"against": best, **mean_se_entry(gap)}
+
+
 rec.record(
     "fig3_paper_regime",
     "Diagnosis: the temperature at which trig's negative fraction is nearest the paper's 0.257, and the W₁ / KS "
@@ -591,9 +604,45 @@ rec.record(
         "w1_rank_by_tau": {t: ranking(f"τ = {t:.4g}", "wasserstein") for t in taus},
         "ks_rank_by_tau": {t: ranking(f"τ = {t:.4g}", "ks") for t in taus},
         "ks_rank_unit_norm": ranking("unit norm", "ks"),
+        "FAVOR+ − the best other map, by τ": {
+            t: {k: favor_lead(sweep_margins[f"τ = {t:.4g}"], k) for k in W1_KS} for t in taus
+        },
         **geometry,
     },
     holds=None,
+)
+
+# Declared 2026-12-07, before the run that added τ = 0.1: the ranking at the τ nearest the paper's negative fraction
+# decided with the crossed standard errors (seeds and queries), FAVOR+ against the best of the others, per metric.
+PAPER_REGIME = f"τ = {tau_paper:.4g}"
+REGIME_Z = interval_z(samples=S["seeds"], parts=len(W1_KS))
+rec.record(
+    "fig3_favor_first_in_paper_regime",
+    "Diagnosis: at the temperature where trig's negative fraction is nearest the paper's 0.257, FAVOR+ has a lower "
+    "W₁ and KS than trig features and both hybrids (the paper ranks it last)",
+    paper="W₁ and KS: Angular < Gaussian < Trig. < FAVOR+",
+    ours={
+        "tau": tau_paper,
+        "trig negative fraction there": trig_neg[tau_paper],
+        **{
+            k: {
+                **{
+                    m: mean_se_entry(lm.crossed_mean_se(sweep_margins[PAPER_REGIME][m, S["sweep_M"]][k]))
+                    for m in METHODS
+                },
+                "FAVOR+ − the best other map": favor_lead(sweep_margins[PAPER_REGIME], k),
+            }
+            for k in W1_KS
+        },
+    },
+    holds=combine(
+        decide_best_below(sweep_margins[PAPER_REGIME], ("FAVOR+",), others, S["sweep_M"], k, REGIME_Z) for k in W1_KS
+    ),
+    criterion=f"at that τ of the sweep, M = sweep_M, main reading: for W₁ and for KS, FAVOR+'s mean − the best other "
+    f"map's, ± {REGIME_Z:.2f} s.e. (seeds and queries as samples, paired on the queries; Student-t over the seeds, "
+    "Bonferroni over the two metrics), below 0; fails if either is wholly above 0, else inconclusive",
+    meaningful_at="standard",
+    reduced=run.reduced(f"{S['sweep_queries']} of the {S['n_queries']} queries", "sweep_queries"),
 )
 
 # %% [markdown]
@@ -609,7 +658,9 @@ rec.record(
 M_sweep = S["sweep_M"]
 split = {f"q × {a:g}, k ÷ {a:g}": (a * Q_sweep, K / a) for a in (0.5, 2.0)}
 for regime, (Qr, Kr) in split.items():
-    sweep[regime] = softmax_metrics(Qr, Kr, sizes=(M_sweep,), key_for=partial(keys, "table 4 draws", "sweep", regime))
+    sweep[regime], sweep_margins[regime] = softmax_metrics(
+        Qr, Kr, sizes=(M_sweep,), key_for=partial(keys, "table 4 draws", "sweep", regime), per_query=True
+    )
     profiles[regime] = lm.relative_error_profile(Qr, Kr, M_sweep, n_lambda=N_LAMBDA, radius=r_of(Qr, Kr))
 unmatched, unmatched_margins = {}, {}
 for regime in (f"τ = {1.0:.4g}", "unit norm"):
@@ -663,6 +714,10 @@ rec.record(
     ours={
         **{f"w1_rank {regime}": ranking(regime, "wasserstein") for regime in split},
         **{f"ks_rank {regime}": ranking(regime, "ks") for regime in split},
+        **{
+            f"FAVOR+ − the best other map, {regime}": {k: favor_lead(sweep_margins[regime], k) for k in W1_KS}
+            for regime in split
+        },
         **{
             f"w1_rank {regime} with unmatched hybrids": _rank_with_unmatched(regime, "wasserstein")
             for regime in unmatched
@@ -720,7 +775,7 @@ def unit_norm_leads(rows, seeds, metric, z):
     best, best_mean, leads = hybrid_leads(rows, metric)
     parts = []
     for name, mean, lead, lead_se in leads:
-        needed = seeds * (z * lead_se / lead) ** 2 if lead > 0 else np.inf
+        needed = samples_to_decide(seeds, lead, lead_se, z) if lead > 0 else np.inf
         decide = f", ≈ {needed:.0f} seeds would decide it" if needed < 1000 else ""
         parts.append(f"{name} {mean:.4g}: lead {lead:+.3g} ± {lead_se:.2g}{decide}")
     return f"{metric} against {best}'s {best_mean:.4g}: " + "; ".join(parts)
@@ -780,8 +835,11 @@ rec.record(
 #   is no distribution (on the standard run's model its KS reaches 2.35, which no two distributions can), so it
 #   cannot be the paper's statistic.
 # - *The paper's regime is not reached by rescaling.* Cooling the logits (smaller τ) makes every estimator accurate;
-#   trig's negative fraction passes the paper's 0.26 near τ = 1/8, but FAVOR+ has the lowest W₁ and KS at every τ
-#   tried and with unit-norm inputs. There the estimators are accurate (relative MSE 10⁻²) and FAVOR+ is simply the
+#   trig's negative fraction passes the paper's 0.26 between τ = 1/10 (0.22) and 1/8 (0.35), but FAVOR+ has the
+#   lowest W₁ and KS at every τ tried (by 10–75 s.e., crossed: seeds and queries) and with unit-norm inputs. Decided
+#   at τ = 0.1, the grid point nearest the paper's fraction (added 2026-12-07, claim
+#   `fig3_favor_first_in_paper_regime`, criterion declared before that run): FAVOR+'s W₁ 92 ± 5 against Gaussian's
+#   300 ± 15, KS 0.015 against 0.049, both gaps 14–16 s.e. — **holds**, the paper's ordering reversed. There the estimators are accurate (relative MSE 10⁻²) and FAVOR+ is simply the
 #   more accurate one: most (query, class) pairs have a *negative* logit (printed above), so $\|q + k\| < \|q - k\|$
 #   for most classes and FAVOR+'s $\sinh^2(\|q+k\|^2/2)$ beats trig's $\sinh^2(\|q-k\|^2/2)$. On such obtuse
 #   pairs the angular hybrid leans on its positive part, as designed (Theorem 3.5), but that part has only $M/8$
@@ -789,7 +847,8 @@ rec.record(
 #   $\hat\lambda$.
 # - *The two checks* (table above; M = 128, 10 seeds). Moving the norm between queries and keys at fixed logits
 #   (q × ½, k × 2 and q × 2, k ÷ 2) leaves every estimator's relative MSE far above 100 % (10²²–10⁵³) and FAVOR+
-#   first by W₁ and KS: no split of the norms reaches the paper's ranking. Unmatched hybrids (128 projections per
+#   first by W₁ and KS (by 2 400–3 060 in W₁, ± 59, and 0.25–0.39 in KS, ± 0.02): no split of the norms reaches the
+#   paper's ranking. Unmatched hybrids (128 projections per
 #   base, about 8× the cost) change nothing at the model's temperature (W₁ ≈ 3 650, KS ≈ 0.93, as matched). With
 #   unit-norm inputs, where the estimates are accurate, their means ranked **first** on the 10 exploration seeds:
 #   W₁ 20.9 (angular) and 21.2 (Gaussian) against FAVOR+'s 23.2 and trig's 45.7, KS 0.0034 / 0.0035 against 0.0038,
@@ -946,10 +1005,13 @@ display(Markdown(rec.table()))
 #   `paper` retrains it from scratch with the same command and the notebook's seed (bitwise identical only on the
 #   same CPU type: float32 trajectories part after a few hundred steps on another; so the check asks for the
 #   committed validation perplexity within 0.02 nats, the recipe's own `min_gain`, and reports bitwise identity).
-#   The paper-scale run of 2026-11-27 retrained it on a lent NVIDIA H200 (JAX 0.11.2, float32 products at full
-#   precision, no TF32; 136 s of training by the run's printout, 4.3 min for the notebook): 16 epochs, validation
-#   perplexity 114.0, test 107.2, 0.005 nats from the committed log (reproduced, across devices; parameters not
-#   bitwise equal), and every Fig 3 verdict as at standard scale.
+#   The committed paper-scale results are a retrain on this 2-core CPU (2026-12-07, 68.7 min for the notebook):
+#   16 epochs, validation perplexity 113.6, test 107.1, 0.008 nats from the committed log (reproduced; its
+#   parameters, SHA-256 db1ef922…, are bitwise those of another CPU retrain that day, not the committed
+#   checkpoint's), and every Fig 3 verdict as at standard scale. An earlier paper-scale run
+#   (2026-11-27) retrained it on a lent NVIDIA H200 (JAX 0.11.2, float32 products at full precision, no TF32;
+#   136 s of training, 4.3 min for the notebook): 16 epochs, validation perplexity 114.0, test 107.2, 0.005 nats
+#   from the log, the same verdicts.
 #   The optimiser settings are ours (App I gives none).
 #   `quick` (CI) uses a 1-layer, 64-unit LSTM trained for 60 steps.
 # - **Queries.** 1 000 random validation-set outputs against all 10 000 keys, 10 seeds as in the paper (which does

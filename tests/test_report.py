@@ -160,8 +160,17 @@ def test_report_renders_a_synthetic_results_dir(tmp_path):
 
 def test_a_verdict_that_departs_from_its_documented_outcome_is_marked_in_the_report():
     base = {"criterion": "c", "meaningful_at": "standard"}
-    assert report._verdict({"verdict": "holds", "expected": "holds", **base}) == "**holds**"
-    assert "on its line" in report._verdict({"verdict": "holds", "expected": "holds or inconclusive", **base})
-    departs = report._verdict({"verdict": "fails", "expected": "holds", **base})
+    assert report._verdict({"verdict": "holds", "expected": "holds", **base}, "standard") == "**holds**"
+    assert "on its line" in report._verdict({"verdict": "holds", "expected": "holds or inconclusive", **base}, "paper")
+    departs = report._verdict({"verdict": "fails", "expected": "holds", **base}, "standard")
     assert departs == "**fails** (**departs from its documented outcome, holds**)"
-    assert report._verdict({"verdict": "info"}) == "**info**"
+    assert report._verdict({"verdict": "fails", "expected": "holds", **base}, "paper") == departs
+    assert report._verdict({"verdict": "info"}, "standard") == "**info**"
+
+
+def test_a_claim_meaningful_only_at_a_larger_scale_is_not_marked_in_a_smaller_run():
+    """Its documented outcome is for the larger scale (the tests do not assert it below): a reduced run that cannot
+    decide it is not a departure."""
+    reduced = {"verdict": "inconclusive", "expected": "holds", "criterion": "c", "meaningful_at": "paper"}
+    assert report._verdict(reduced, "standard") == "**inconclusive**"
+    assert "departs" in report._verdict(reduced, "paper")

@@ -1,4 +1,5 @@
 import json
+import math
 
 import matplotlib
 
@@ -204,6 +205,36 @@ def test_combined_verdicts_majorities_tests_and_differences():
             results.majority(bad)
     with pytest.raises(ValueError, match="at least 2"):
         results.mean_and_se([1.0])
+
+
+def test_samples_to_decide_scales_the_standard_error_as_one_over_root_n():
+    # 5 samples: gap 1, s.e. 1, z 2 → the interval clears 0 when s.e. ≤ 1/2, i.e. at 4× the samples
+    assert results.samples_to_decide(5, 1.0, 1.0, 2.0) == pytest.approx(20.0)
+    assert results.samples_to_decide(5, -1.0, 1.0, 2.0) == pytest.approx(20.0)  # either way
+    assert results.samples_to_decide(10, 0.8, 0.1, 2.0, against=0.7) == pytest.approx(40.0)
+    assert results.samples_to_decide(5, 0.7, 0.1, 2.0, against=0.7) == math.inf
+    for bad in (
+        dict(samples=0),
+        dict(samples=True),
+        dict(samples="5"),
+        dict(se=-1.0),
+        dict(z=0.0),
+        dict(estimate=float("nan")),
+    ):
+        with pytest.raises(ValueError):
+            results.samples_to_decide(**(dict(samples=5, estimate=1.0, se=1.0, z=2.0) | bad))
+
+
+def test_sign_test_is_the_exact_binomial_tail_and_drops_ties():
+    assert results.sign_test([3.0] * 7, 1.0) == pytest.approx((1 / 128, 1.0))
+    assert results.sign_test([0.0] * 7, 1.0) == pytest.approx((1.0, 1 / 128))
+    p_up, p_down = results.sign_test([2, 3, 4, 5, 0], 1.0)  # 4 of 5 above: P(X ≥ 4) = 6/32, P(X ≤ 4) = 31/32
+    assert (p_up, p_down) == pytest.approx((6 / 32, 31 / 32))
+    assert results.sign_test([1.0, 1.0, 2.0], 1.0) == pytest.approx((0.5, 1.0))  # the ties leave n = 1
+    assert results.sign_test([1.0], 1.0) == (1.0, 1.0)
+    for bad in ([], [1.0, float("nan")]):
+        with pytest.raises(ValueError):
+            results.sign_test(bad, 0.0)
 
 
 def test_record_estimate_stores_estimate_se_and_the_criterion_it_was_decided_by(tmp_path, monkeypatch):

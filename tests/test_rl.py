@@ -309,6 +309,15 @@ def test_the_uniform_random_policy_baseline_is_seeded_and_runs_whole_episodes():
         rl.random_policy_returns("InvertedPendulum-v5", 0, seed=3)
 
 
+def test_the_simulator_timing_is_a_positive_time_per_step_and_refuses_bad_input():
+    seconds = rl.simulator_seconds_per_step("InvertedPendulum-v5", 300, seed=1)  # episodes end: resets are timed too
+    assert 0 < seconds < 0.01
+    with pytest.raises(ValueError, match="steps"):
+        rl.simulator_seconds_per_step("InvertedPendulum-v5", 0, seed=1)
+    with pytest.raises(ValueError, match="seed"):
+        rl.simulator_seconds_per_step("InvertedPendulum-v5", 10, seed=-1)
+
+
 def test_the_excess_over_the_threshold_adds_standard_errors_in_quadrature():
     assert rl.excess_over_threshold(12.0, 3.0, (7.0, 4.0)) == (5.0, 5.0)
     assert rl.excess_over_threshold(-1.0, 0.0, (2.0, 0.0)) == (-3.0, 0.0)

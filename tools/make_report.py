@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from rflib.notebook import coverage
-from rflib.notebook.results import ON_THE_LINE, VERDICTS, cell, meets_expectation
+from rflib.notebook.results import ON_THE_LINE, SCALES, VERDICTS, cell, meets_expectation
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = "timings.json"  # {notebook: wall seconds} beside the paper-scale results (tools/run_notebooks.py)
@@ -194,17 +194,25 @@ def _claim_note(c: dict) -> str:
     return note
 
 
-def _verdict(c: dict) -> str:
+def _verdict(c: dict, scale: str) -> str:
     """The verdict cell: bold, and marked when the notebook documents the claim as on its threshold (a verdict that
     runs of the same design do not reproduce; ``results.ON_THE_LINE``) or when it departs from the documented
-    outcome (the tests refuse that in the committed results; a report of other results can show it)."""
+    outcome in a run at ``scale`` that must decide it (``results.asserted_at``: the tests refuse that in the
+    committed results; a report of other results can show it). A claim meaningful only at a larger scale is not
+    marked: its documented outcome is for that scale, and its note says what this run reduced."""
     on_the_line = c.get("expected") in ON_THE_LINE
-    departs = "expected" in c and not meets_expectation(c)
+    decided_here = SCALES.index(c.get("meaningful_at", "quick")) <= SCALES.index(scale)
+    departs = "expected" in c and decided_here and not meets_expectation(c)
     return (
         f"**{c['verdict']}**"
         + (" (on its line: runs differ)" if on_the_line else "")
         + (f" (**departs from its documented outcome, {c['expected']}**)" if departs else "")
     )
+
+
+def _scale(doc: dict) -> str:
+    """The scale a results document was run at (its ``parameters``; standard if it does not say)."""
+    return doc.get("parameters", {}).get("scale", "standard")
 
 
 def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> list[str]:
@@ -215,7 +223,7 @@ def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> li
         for c in doc["claims"]:
             out.append(
                 f"| {_text(c['claim'])}{_claim_note(c)} | {_text(c['paper'])} | {_text(c['ours'])} | "
-                f"{_verdict(c)} | {section_link(name, c['id'], root)} |"
+                f"{_verdict(c, _scale(doc))} | {section_link(name, c['id'], root)} |"
             )
         return out
     out = [
@@ -228,8 +236,8 @@ def claims_table(name: str, doc: dict, paper_doc: dict | None, root: Path) -> li
     for c in doc["claims"] + only_paper:
         big = at_paper.get(c["id"])
         mine = c if c["id"] in standard_ids else None
-        ours = (_text(mine["ours"]), _verdict(mine)) if mine else ("—", "—")
-        theirs = (_text(big["ours"]), _verdict(big)) if big else ("—", "—")
+        ours = (_text(mine["ours"]), _verdict(mine, _scale(doc))) if mine else ("—", "—")
+        theirs = (_text(big["ours"]), _verdict(big, _scale(paper_doc))) if big else ("—", "—")
         out.append(
             f"| {_text(c['claim'])}{_claim_note(c)} | {_text(c['paper'])} | {ours[0]} | {ours[1]} | {theirs[0]} | "
             f"{theirs[1]} | {section_link(name, c['id'], root)} |"

@@ -696,6 +696,31 @@ def random_policy_returns(env_name: str, episodes: int, seed: int) -> np.ndarray
     return returns
 
 
+def simulator_seconds_per_step(env_name: str, steps: int, seed: int) -> float:
+    """Wall seconds per step of ``env_name``'s simulator alone: uniform random actions (the action space seeded with
+    ``seed``), resets included as training pays them (the environment reset with ``seed``, ``seed + 1``, …), timed
+    over ``steps`` steps after a warm-up of min(steps, 200). What the tasks differ by in a training step's cost;
+    :func:`throughput` measures the whole step, policy and updates included, on the tasks actually trained."""
+    steps = _checks.positive_int("steps", steps)
+    seed = _checks.integer("seed", seed, low=0)
+    env = make_env(env_name)
+    env.action_space.seed(seed)
+    episode = 0
+    try:
+        env.reset(seed=seed)
+        for phase_steps in (min(steps, 200), steps):
+            start = time.perf_counter()
+            for _ in range(phase_steps):
+                _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+                if terminated or truncated:
+                    episode += 1
+                    env.reset(seed=seed + episode)
+            elapsed = time.perf_counter() - start
+    finally:
+        env.close()
+    return elapsed / steps
+
+
 def learned_threshold(random_returns, rng: np.random.Generator, resamples: int = 2_000) -> tuple[float, float]:
     """(threshold, its standard error): the score a policy must beat to count as learned — the uniform random
     policy's mean episode return plus one standard deviation of its episode returns (:func:`random_policy_returns`)

@@ -151,6 +151,40 @@ def combine(verdicts) -> str:
     return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"
 
 
+def samples_to_decide(samples: int, estimate: float, se: float, z: float, against: float = 0.0) -> float:
+    """How many samples (seeds, draws) would put ``against`` outside estimate ± z·se, were the estimate and the
+    spread per sample to stay as measured on ``samples``: samples·(z·se / |estimate − against|)², ∞ at the
+    threshold itself. A guide to what a decision would take, not a prediction: the estimate moves with more samples,
+    and z is held at its value for ``samples`` (Student-t narrows as they grow), so the count errs high."""
+    if isinstance(samples, bool) or not isinstance(samples, numbers.Integral) or samples < 1:
+        raise ValueError(f"samples must be a positive integer, got {samples!r}")
+    estimate, se, z, against = (
+        _finite(n, v) for n, v in (("estimate", estimate), ("se", se), ("z", z), ("against", against))
+    )
+    if se < 0 or z <= 0:
+        raise ValueError(f"need se ≥ 0 and z > 0, got {se!r} and {z!r}")
+    gap = abs(estimate - against)
+    return math.inf if gap == 0 else samples * (z * se / gap) ** 2
+
+
+def sign_test(values, threshold: float) -> tuple[float, float]:
+    """One-sided sign tests of "the median of ``values`` lies above ``threshold``" and of "… below": the exact
+    binomial (n, ½) tail probabilities (P(X ≥ k), P(X ≤ k)) of k = the number of values above it, n = those not equal
+    to it (ties are dropped). No normal approximation and no assumption on the values' law: the test for a split
+    between runs that learned and runs that did not, where a t-interval on the mean cannot decide. values: (n,)."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float).ravel()
+    threshold = _finite("threshold", threshold)
+    if values.size == 0 or not np.isfinite(values).all():
+        raise ValueError(f"values must be a non-empty array of finite numbers, got {values.size} values")
+    above, below = int(np.sum(values > threshold)), int(np.sum(values < threshold))
+    n = above + below
+    if n == 0:
+        return 1.0, 1.0
+    return float(stats.binom.sf(above - 1, n, 0.5)), float(stats.binom.cdf(above, n, 0.5))
+
+
 def mean_and_se(samples) -> tuple[float, float]:
     """Mean of independent samples (seeds, draws, repetitions) and its standard error, std (ddof 1) / √n.
     samples: (n,) finite, n ≥ 2."""
