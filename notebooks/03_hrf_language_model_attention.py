@@ -836,7 +836,7 @@ rec.record(
 #   cannot be the paper's statistic.
 # - *The paper's regime is not reached by rescaling.* Cooling the logits (smaller τ) makes every estimator accurate;
 #   trig's negative fraction passes the paper's 0.26 between τ = 1/10 (0.22) and 1/8 (0.35), but FAVOR+ has the
-#   lowest W₁ and KS at every τ tried (by 10–75 s.e., crossed: seeds and queries) and with unit-norm inputs. Decided
+#   lowest W₁ and KS at every τ tried (by 11–76 s.e., crossed: seeds and queries) and with unit-norm inputs. Decided
 #   at τ = 0.1, the grid point nearest the paper's fraction (added 2026-12-07, claim
 #   `fig3_favor_first_in_paper_regime`, criterion declared before that run): FAVOR+'s W₁ 92 ± 5 against Gaussian's
 #   300 ± 15, KS 0.015 against 0.049, both gaps 14–16 s.e. — **holds**, the paper's ordering reversed. There the estimators are accurate (relative MSE 10⁻²) and FAVOR+ is simply the
@@ -847,7 +847,7 @@ rec.record(
 #   $\hat\lambda$.
 # - *The two checks* (table above; M = 128, 10 seeds). Moving the norm between queries and keys at fixed logits
 #   (q × ½, k × 2 and q × 2, k ÷ 2) leaves every estimator's relative MSE far above 100 % (10²²–10⁵³) and FAVOR+
-#   first by W₁ and KS (by 2 400–3 060 in W₁, ± 59, and 0.25–0.39 in KS, ± 0.02): no split of the norms reaches the
+#   first by W₁ and KS (by 2 400–3 060 in W₁, s.e. 59, and 0.25–0.39 in KS, s.e. ≤ 0.017): no split of the norms reaches the
 #   paper's ranking. Unmatched hybrids (128 projections per
 #   base, about 8× the cost) change nothing at the model's temperature (W₁ ≈ 3 650, KS ≈ 0.93, as matched). With
 #   unit-norm inputs, where the estimates are accurate, their means ranked **first** on the 10 exploration seeds:

@@ -698,8 +698,10 @@ def random_policy_returns(env_name: str, episodes: int, seed: int) -> np.ndarray
 
 def simulator_seconds_per_step(env_name: str, steps: int, seed: int) -> float:
     """Wall seconds per step of ``env_name``'s simulator alone: uniform random actions (the action space seeded with
-    ``seed``), resets included as training pays them (the environment reset with ``seed``, ``seed + 1``, …), timed
-    over ``steps`` steps after a warm-up of min(steps, 200). What the tasks differ by in a training step's cost;
+    ``seed``), timed over ``steps`` steps after a warm-up of min(steps, 200), resets included (the environment reset
+    with ``seed``, ``seed + 1``, …) at the random policy's episode lengths — shorter than a trained policy's on tasks
+    that end when the body falls (Hopper, Walker2d, the pendulums), so those pay more resets here than in training.
+    What the tasks differ by in a training step's cost;
     :func:`throughput` measures the whole step, policy and updates included, on the tasks actually trained."""
     steps = _checks.positive_int("steps", steps)
     seed = _checks.integer("seed", seed, low=0)
