@@ -839,7 +839,8 @@ rec.record(
 #   lowest W₁ and KS at every τ tried (by 11–76 s.e., crossed: seeds and queries) and with unit-norm inputs. Decided
 #   at τ = 0.1, the grid point nearest the paper's fraction (added 2026-12-07, claim
 #   `fig3_favor_first_in_paper_regime`, criterion declared before that run): FAVOR+'s W₁ 92 ± 5 against Gaussian's
-#   300 ± 15, KS 0.015 against 0.049, both gaps 14–16 s.e. — **holds**, the paper's ordering reversed. There the estimators are accurate (relative MSE 10⁻²) and FAVOR+ is simply the
+#   300 ± 15, KS 0.015 against 0.049, both gaps 14–16 s.e. — **holds**, the paper's ordering reversed. There the
+#   estimators are accurate (relative MSE 10⁻²) and FAVOR+ is simply the
 #   more accurate one: most (query, class) pairs have a *negative* logit (printed above), so $\|q + k\| < \|q - k\|$
 #   for most classes and FAVOR+'s $\sinh^2(\|q+k\|^2/2)$ beats trig's $\sinh^2(\|q-k\|^2/2)$. On such obtuse
 #   pairs the angular hybrid leans on its positive part, as designed (Theorem 3.5), but that part has only $M/8$
@@ -847,8 +848,8 @@ rec.record(
 #   $\hat\lambda$.
 # - *The two checks* (table above; M = 128, 10 seeds). Moving the norm between queries and keys at fixed logits
 #   (q × ½, k × 2 and q × 2, k ÷ 2) leaves every estimator's relative MSE far above 100 % (10²²–10⁵³) and FAVOR+
-#   first by W₁ and KS (by 2 400–3 060 in W₁, s.e. 59, and 0.25–0.39 in KS, s.e. ≤ 0.017): no split of the norms reaches the
-#   paper's ranking. Unmatched hybrids (128 projections per
+#   first by W₁ and KS (by 2 400–3 060 in W₁, s.e. 59, and 0.25–0.39 in KS, s.e. ≤ 0.017): no split of the norms
+#   reaches the paper's ranking. Unmatched hybrids (128 projections per
 #   base, about 8× the cost) change nothing at the model's temperature (W₁ ≈ 3 650, KS ≈ 0.93, as matched). With
 #   unit-norm inputs, where the estimates are accurate, their means ranked **first** on the 10 exploration seeds:
 #   W₁ 20.9 (angular) and 21.2 (Gaussian) against FAVOR+'s 23.2 and trig's 45.7, KS 0.0034 / 0.0035 against 0.0038,

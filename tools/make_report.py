@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from rflib.notebook import coverage
-from rflib.notebook.results import ON_THE_LINE, SCALES, VERDICTS, cell, meets_expectation
+from rflib.notebook.results import ON_THE_LINE, VERDICTS, cell, decided_at, meets_expectation
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMINGS = "timings.json"  # {notebook: wall seconds} beside the paper-scale results (tools/run_notebooks.py)
@@ -197,12 +197,11 @@ def _claim_note(c: dict) -> str:
 def _verdict(c: dict, scale: str) -> str:
     """The verdict cell: bold, and marked when the notebook documents the claim as on its threshold (a verdict that
     runs of the same design do not reproduce; ``results.ON_THE_LINE``) or when it departs from the documented
-    outcome in a run at ``scale`` that must decide it (``results.asserted_at``: the tests refuse that in the
+    outcome in a run at ``scale`` that must decide it (``results.decided_at``: the tests refuse that in the
     committed results; a report of other results can show it). A claim meaningful only at a larger scale is not
     marked: its documented outcome is for that scale, and its note says what this run reduced."""
     on_the_line = c.get("expected") in ON_THE_LINE
-    decided_here = SCALES.index(c.get("meaningful_at", "quick")) <= SCALES.index(scale)
-    departs = "expected" in c and decided_here and not meets_expectation(c)
+    departs = "expected" in c and decided_at(c, scale) and not meets_expectation(c)
     return (
         f"**{c['verdict']}**"
         + (" (on its line: runs differ)" if on_the_line else "")

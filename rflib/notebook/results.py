@@ -232,16 +232,19 @@ def meets_expectation(claim: dict) -> bool:
     return ("holds" if verdict == "scaled" else verdict) in claim.get("expected", "holds").split(" or ")
 
 
-def asserted_at(doc: dict, scale: str) -> list[dict]:
-    """The claims of a results document with a criterion meaningful at ``scale`` (their ``meaningful_at`` scale is
-    ``scale`` or a smaller one; ``info`` measurements have none): the claims a run at ``scale`` must decide as
-    documented."""
+def decided_at(claim: dict, scale: str) -> bool:
+    """Whether a run at ``scale`` must decide ``claim`` as documented: it has a criterion (``info`` measurements have
+    none) meaningful at ``scale`` or a smaller one (its ``meaningful_at``)."""
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
-    rank = SCALES.index(scale)
-    return [
-        c for c in doc["claims"] if c["verdict"] != "info" and SCALES.index(c.get("meaningful_at", "quick")) <= rank
-    ]
+    return claim["verdict"] != "info" and SCALES.index(claim.get("meaningful_at", "quick")) <= SCALES.index(scale)
+
+
+def asserted_at(doc: dict, scale: str) -> list[dict]:
+    """The claims of a results document that a run at ``scale`` must decide as documented (:func:`decided_at`)."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    return [c for c in doc["claims"] if decided_at(c, scale)]
 
 
 def cell(value) -> str:
