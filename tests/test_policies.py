@@ -72,6 +72,36 @@ def test_kama_policy_starts_orthogonal_and_toeplitz_has_constant_diagonals():
         assert np.ptp(np.diagonal(W, offset)) == 0
 
 
+@pytest.mark.parametrize(("architecture", "rotations", "seed"), [("kama", 10, 0), ("kama", 20, 1), ("kama", 40, 2)])
+def test_action_reach_is_where_the_actions_jacobian_is_nonzero(architecture, rotations, seed):
+    """The inputs action_reach names are exactly those the mean action's Jacobian reads, at a generic point (trained
+    angles and scales drawn at random); the hidden units it counts are the action layer's nonzero columns."""
+    params, structure = policies.init(jax.random.key(seed), architecture, 4, 1, (16, 16), rotations=rotations)
+    params = jax.tree.map(lambda x: x + 0.3 * jax.random.normal(jax.random.key(seed + 100), x.shape), params)
+    hidden, inputs = policies.action_reach(structure)
+    obs = jax.random.normal(jax.random.key(seed + 200), (4,))
+    jacobian = np.asarray(jax.jacobian(lambda o: policies.mean_action(params, structure, o))(obs))
+    assert inputs == tuple(np.flatnonzero(np.abs(jacobian).max(axis=0) > 0))
+    W_out = np.asarray(policies.weight_matrices(params, structure)[-1])
+    assert hidden == np.count_nonzero(np.abs(W_out).max(axis=0) > 0)
+
+
+def test_action_reach_of_untouched_and_connected_kama_chains():
+    """Planes that never touch coordinate 0 leave each layer's first row / column a unit vector: the action reads one
+    hidden unit and one input whatever the angles. One rotation on (0, 1) in every layer widens each to two."""
+    sizes = (3, 6, 6, 1)
+    untouched = tuple((np.array([2, 4]), np.array([3, 5])) for _ in range(3))
+    assert policies.action_reach(policies.Structure("kama", sizes, untouched)) == (1, (0,))
+    linked = tuple((np.array([0, 2]), np.array([1, 3])) for _ in range(3))
+    assert policies.action_reach(policies.Structure("kama", sizes, linked)) == (2, (0, 1))
+    back_and_forth = tuple((np.array([0, 1]), np.array([1, 0])) for _ in range(3))  # cancel only at equal angles
+    assert policies.action_reach(policies.Structure("kama", sizes, back_and_forth)) == (2, (0, 1))
+    for architecture in ("dense", "toeplitz"):
+        assert policies.action_reach(policies.Structure(architecture, sizes, None)) == (6, (0, 1, 2))
+    with pytest.raises(ValueError, match="structure must be a policies.Structure"):
+        policies.action_reach((1, 2))
+
+
 def test_gradients_reach_angles_scales_and_biases_but_planes_stay_frozen():
     params, structure = policies.init(jax.random.key(3), "kama", 4, 2, (6, 6), rotations=30)
     obs = jax.random.normal(jax.random.key(4), (10, 4))

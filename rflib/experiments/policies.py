@@ -133,6 +133,36 @@ def mean_action(params, structure: Structure, obs) -> jax.Array:
     return h
 
 
+def action_reach(structure: Structure) -> tuple[int, tuple[int, ...]]:
+    """How much of the network the action can read: (the number of last-layer hidden units, the indices of the
+    observation inputs) on which the mean action depends for generic trainable values.
+
+    A KAMA layer keeps the first rows (columns) of a product of K Givens rotations on frozen planes (KAMA-NNs §2.3),
+    so a coordinate that no rotation touches stays a unit vector: with K = 10 rotations of size 64 the action layer's
+    one row is e₀ with probability (1 − 2/64)¹⁰ ≈ 0.73, and the action reads a single hidden unit whatever training
+    does to the angles. The support is that of the product with fixed random angles in [0.2, 1.3] rad (a structural
+    zero stays exactly 0; a generic entry is not — equal angles would not do: rotations on (I, J) then (J, I) by the
+    same angle cancel) and unit scales; dense and Toeplitz layers connect every unit."""
+    if not isinstance(structure, Structure):
+        raise ValueError(f"structure must be a policies.Structure from policies.init, got {type(structure).__name__}")
+    supports = []
+    for i, (d_out, d_in) in enumerate(_layer_shapes(structure.sizes)):
+        if structure.architecture != "kama":
+            supports.append(np.ones((d_out, d_in), dtype=bool))
+            continue
+        first, second = structure.planes[i]
+        angles = np.random.default_rng(i).uniform(0.2, 1.3, len(first))  # generic: no exact cancellation
+        product = kama.GivensProduct(
+            jnp.asarray(first), jnp.asarray(second), jnp.asarray(angles), kama.layer_size(d_out, d_in)
+        )
+        supports.append(np.asarray(kama.layer_matrix(product, jnp.ones(min(d_out, d_in)), d_out, d_in)) != 0)
+    reach = supports[-1]
+    hidden = int(np.count_nonzero(reach.any(axis=0)))
+    for support in reversed(supports[:-1]):
+        reach = (reach.astype(np.int64) @ support.astype(np.int64)) > 0
+    return hidden, tuple(int(j) for j in np.flatnonzero(reach.any(axis=0)))
+
+
 def log_prob(params, structure: Structure, obs, actions) -> jax.Array:
     """log N(actions; mean(obs), diag(exp(log_std))²): (..., act_dim) → (...)."""
     mean = mean_action(params, structure, obs)

@@ -369,7 +369,8 @@ def train(
     Returns:
       Per seed, {"steps": (I,), "return": (I,) mean return of the episodes finished in each iteration (NaN if none),
       "episodes": [(step, return), …], "parameters": trainable policy numbers, "seconds": wall time of the batch,
-      "batch_size": its number of runs, "env_steps": environment steps of the run; TRPO also "kl": the KL of each
+      "batch_size": its number of runs, "env_steps": environment steps of the run, "action_reach": the hidden units
+      and observation inputs its action can read (:func:`policies.action_reach`); TRPO also "kl": the KL of each
       iteration's accepted step, 0 when the line search kept the old policy}.
     """
     config = _algorithm_config(algorithm, config)
@@ -496,6 +497,7 @@ def train(
             "seconds": seconds,
             "batch_size": N,
             "env_steps": iterations * T,
+            "action_reach": policies.action_reach(structures[n]),
             **({"kl": kls[n].tolist()} if algorithm == "trpo" else {}),
         }
         for n in range(N)
