@@ -768,20 +768,32 @@ rec.record(
 # seeds.
 
 # %% [markdown]
-# **What a small-$K$ action can read.** (Found 2026-12-07, after the committed runs: $K = 10$ and $K = 20$ had
-# identical final scores on their first seed, to 16 digits, and retraining both alone gave identical curves at every
-# iteration.) A KAMA layer keeps the first rows (columns) of a product of $K$ Givens rotations of size
-# $D = \max(d_\text{out}, d_\text{in})$ on frozen random planes (§2.3, §6.2). A coordinate that no rotation touches
-# stays a unit vector, and does so whatever training does to the angles: the action layer ($1 \times 64$ here) is
-# $e_0$ with probability $(1 - 2/64)^K$, 0.73 at $K = 10$, 0.53 at $K = 20$, 0.20 at $K = 50$. Then the action reads
-# one hidden unit, which reads one unit of the layer below, which reads the first observation input alone (on
-# InvertedPendulum, the cart position), through three scales and biases: such a policy cannot see the pole. On that seed neither product touches
-# the chain, and both draw their first 10 planes and angles alike (a prefix of the same random stream), so the two
-# policies are the same function with the same gradients. The support is structural: `policies.action_reach` reads
-# it off the frozen planes (tested against the action's Jacobian), and every run records it. The table below gives,
-# for every ablation run of this notebook (the first seeds and the fresh ones), what its action can read and its
-# final score. It was looked at after the scores, so it explains the trend; it is not a test of it, and is recorded
-# without a verdict.
+# **What a small-$K$ action can read.** (Found 2026-12-07: in the committed run of that day, drawn under the random
+# streams of the time (next bullet), $K = 10$ and $K = 20$ had identical final scores on their first seed, to 16
+# digits, and retraining both alone gave identical curves at every iteration.) A KAMA layer keeps the first rows
+# (columns) of a product of $K$ Givens rotations of size $D = \max(d_\text{out}, d_\text{in})$ on frozen random
+# planes (§2.3, §6.2). A coordinate that no rotation touches stays a unit vector, whatever training does to the
+# angles. Each rotation touches coordinate 0 with probability $2/D$, so the action layer's first row (its only row on
+# InvertedPendulum) is $e_0$ with probability $(1 - 2/64)^K$: 0.73 at $K = 10$, 0.53 at $K = 20$, 0.20 at $K = 50$.
+# Then the action reads one hidden unit. If coordinate 0 is untouched in the two layers below as well (each a draw of
+# its own), that unit reads one unit of the first hidden layer, which reads the first observation input alone (on
+# InvertedPendulum, the cart position), through three scales and biases: such a policy cannot see the pole. On that
+# seed both $K = 10$ and $K = 20$ drew such a chain, so both policies were the same function of their scales and
+# biases, with the same start and the same gradients. The support is structural: `policies.action_reach` reads it off
+# the frozen planes (tested against the action's Jacobian), and every run records it. The table below gives, for every
+# ablation run of this notebook (the first seeds and the fresh ones), what its action can read and its final score,
+# with the rank correlation pooled over all runs and within each $K$ (how much an action reads is drawn with $K$, so
+# the pooled one partly measures $K$ again; the within-$K$ one does not). It was looked at after the scores: a
+# candidate mechanism for the trend, not a test of it, recorded without a verdict.
+#
+# - *Changed 2026-12-07 (evening):* the pool's spawned processes now take this notebook's JAX settings that change
+#   numbers (`rl.run_jobs`: the random-stream mode and float64). Until then they started with JAX's default,
+#   partitionable threefry, while the notebook (and a run in this process, as at quick scale or on a one-core
+#   machine) draws with it off, so the same seed gave a different initial policy in a pool than outside one, against
+#   the promise that the results do not depend on the number of processes (the test ran under an environment that
+#   hid it; it now checks both modes). Every standard-scale run of this notebook therefore starts from other
+#   initial weights and planes than the runs before: its values differ from theirs by more than
+#   round-off, as a new draw of seeds would.
 
 # %%
 ab_runs = [(K, "first", s, r) for K in Ks for s, r in enumerate(ablation[K])] + [
@@ -802,6 +814,11 @@ n_inputs = [len(r["action_reach"][1]) for *_, r in ab_runs]
 width_ab = rl.PPOConfig().hidden[-1]  # the action layer's rotations act on max(hidden, actions) = hidden coordinates
 scores_all = [row["final score"] for row in reach_rows]
 reach_rho = float(stats.spearmanr(n_inputs, scores_all)[0]) if len(ab_runs) > 2 and len(set(n_inputs)) > 1 else math.nan
+within_K = {}  # K → Spearman ρ(inputs read, final score) over that K's runs, where they differ in what they read
+for K in Ks:
+    pairs = [(n, v) for (k, *_), n, v in zip(ab_runs, n_inputs, scores_all, strict=True) if k == K]
+    if len(pairs) > 2 and len({n for n, _ in pairs}) > 1:
+        within_K[K] = float(stats.spearmanr(*zip(*pairs, strict=True))[0])
 by_reach = {n: [v for m, v in zip(n_inputs, scores_all, strict=True) if m == n] for n in sorted(set(n_inputs))}
 display(
     Markdown(
@@ -809,8 +826,10 @@ display(
             ["observation inputs the action reads", "runs", "final score: median", "range"],
             [[n, len(v), f"{np.median(v):.0f}", f"{min(v):.0f}–{max(v):.0f}"] for n, v in by_reach.items()],
         )
-        + f"\n\nSpearman ρ(inputs read, final score) over all {len(ab_runs)} runs: {reach_rho:.2f} (post hoc, "
-        "descriptive)."
+        + f"\n\nSpearman ρ(inputs read, final score) over all {len(ab_runs)} runs: {reach_rho:.2f}; within each K "
+        "whose runs differ in what they read: "
+        + (", ".join(f"K = {K}: {r:.2f}" for K, r in within_K.items()) or "none")
+        + " (post hoc, descriptive)."
         + (
             " Inputs of InvertedPendulum: 0 cart position, 1 pole angle, 2 cart velocity, 3 pole angular velocity."
             if env_ab.startswith("InvertedPendulum")
@@ -829,6 +848,7 @@ rec.record(
             for n, v in by_reach.items()
         },
         "Spearman ρ(inputs read, final score)": reach_rho,
+        "Spearman ρ within K": within_K,
         f"P(the action layer's first row untouched) = (1 − 2/{width_ab})^K": {K: (1 - 2 / width_ab) ** K for K in Ks},
     },
     holds=None,

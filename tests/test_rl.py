@@ -5,6 +5,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -93,6 +94,10 @@ def test_ppo_is_deterministic_given_the_seed(small_ppo_runs):
     again = rl.train_ppo(SMALL_TASK, "kama", SMALL_STEPS, seed=SMALL_ALONE[0], config=SMALL_KAMA["ppo"], progress=False)
     np.testing.assert_array_equal(run["return"], again["return"])
     assert run["episodes"] == again["episodes"]
+    _, structure = policies.init(
+        jax.random.split(jax.random.key(SMALL_ALONE[0]))[0], "kama", 9, 1, (8, 8), SMALL_KAMA["ppo"].rotations
+    )
+    assert run["action_reach"] == again["action_reach"] == policies.action_reach(structure)  # the run's own planes
 
 
 def test_ppo_with_a_kama_policy_learns_inverted_pendulum():
@@ -285,13 +290,21 @@ def test_run_plans_files_every_study_as_if_it_ran_alone():
         rl.plan_rotation_ablation("InvertedPendulum-v5", 0, 1, (3,), lambda s: s)
 
 
-def test_run_jobs_spread_over_processes_returns_the_single_process_results_in_order():
+@pytest.mark.parametrize("partitionable", [False, True])
+def test_run_jobs_spread_over_processes_returns_the_single_process_results_in_order(partitionable):
+    """Whatever random-stream mode this process runs (a notebook turns partitionable threefry off; the environment of
+    the tests, which spawned workers inherit, sets it off too), the workers draw the same streams."""
     jobs = [
         ("InvertedPendulum-v5", "toeplitz", 128, [4, 5], "ppo", TINY),
         ("InvertedPendulum-v5", "dense", 256, [6], "ppo", TINY),
     ]
-    alone = rl.run_jobs(jobs)
-    spread = rl.run_jobs(jobs, workers=2)  # the same batches, in two spawned processes
+    before = jax.config.jax_threefry_partitionable
+    jax.config.update("jax_threefry_partitionable", partitionable)
+    try:
+        alone = rl.run_jobs(jobs)
+        spread = rl.run_jobs(jobs, workers=2)  # the same batches, in two spawned processes
+    finally:
+        jax.config.update("jax_threefry_partitionable", before)
     assert [len(x) for x in spread] == [2, 1]
     for a, b in zip(alone[0] + alone[1], spread[0] + spread[1], strict=True):
         np.testing.assert_array_equal(a["return"], b["return"])

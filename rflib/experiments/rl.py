@@ -540,11 +540,22 @@ def _train_job(job) -> list[dict]:
     return train(env, architecture, steps, seeds, algorithm=algorithm, config=config)
 
 
+# JAX settings that change a run's numbers: a spawned worker starts with JAX's defaults (or the environment's), so it
+# takes the parent's values instead (a notebook turns partitionable threefry off, which draws other random streams)
+_WORKER_FLAGS = ("jax_threefry_partitionable", "jax_enable_x64")
+
+
+def _configure_worker(flags: dict) -> None:
+    for name, value in flags.items():
+        jax.config.update(name, value)
+
+
 def run_jobs(jobs, *, workers: int = 1, progress: bool = False, label: str = "runs") -> list[list[dict]]:
     """Run :func:`train` jobs — tuples (env, architecture, steps, seeds, algorithm, config), each one batch of seeds —
     and return each job's per-seed results in order. ``workers`` > 1 runs the jobs in that many processes (``spawn``:
-    each starts its own JAX), longest first. The batches are the jobs themselves whatever ``workers`` is, so the
-    results do not depend on the number of processes. ``progress``: a bar over the jobs."""
+    each starts its own JAX, configured as this process's for the settings that change numbers: the random-stream
+    mode and float64), longest first. The batches are the jobs themselves whatever ``workers`` is, so the results
+    do not depend on the number of processes. ``progress``: a bar over the jobs."""
     workers = _checks.positive_int("workers", workers)
     jobs = list(jobs)
     if workers == 1 or len(jobs) == 1:
@@ -554,7 +565,13 @@ def run_jobs(jobs, *, workers: int = 1, progress: bool = False, label: str = "ru
 
     order = sorted(range(len(jobs)), key=lambda j: -jobs[j][2] * len(jobs[j][3]))  # longest first
     results = [None] * len(jobs)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    flags = {name: bool(getattr(jax.config, name)) for name in _WORKER_FLAGS}
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_configure_worker,
+        initargs=(flags,),
+    ) as pool:
         futures = {pool.submit(_train_job, jobs[j]): j for j in order}
         from concurrent.futures import as_completed
 
