@@ -936,6 +936,15 @@ rec.record(
 #   2026-12-07 with them, the same retrained model to the bit).
 #   Giving the hybrids FAVOR+'s projections lifts them from last (matched, unit norm: W₁ ≈ 68 against FAVOR+'s 23
 #   and trig's 46, the tables above) to level with FAVOR+ and far ahead of trig, but not ahead of FAVOR+.
+# - *The absolute levels* (the table after Table 4's figure). On our model a query-blind guess, the unigram
+#   $\hat p$, scores W₁ 502 and KS 0.31; the uniform $\hat p$ 4 262 and 0.74. Our trig and hybrids (≈ 3 700, KS
+#   0.93) sit near the uniform level, as sign noise should; FAVOR+ (1 059, KS 0.52) lies between the two guesses.
+#   The paper's values, W₁ 1 395–3 171 and KS 0.40–0.57, are all 2.8–6.3× the unigram guess's W₁ on our model and
+#   above its KS: set against that yardstick (the paper's model is not published, so this is not a measurement of
+#   it), no estimator in Table 4, theirs or ours, is near the unigram guess, which ignores the query. That suggests the paper's
+#   estimates, like ours, were far from the softmax they approximate, so that Table 4 ranks how each estimator's
+#   error spreads the mass rather than how small it is; then its levels can differ from ours as noise-dominated
+#   rankings do, through the model's norms and temperature (§2c), which are not published.
 # - *So the disagreement is not noise and not the metric's reading.* It follows from the geometry of a tied-embedding
 #   LM's queries and keys (anti-aligned with most classes, norms ≈ 5), under which FAVOR+'s positive features are
 #   the right tool, together with the (M/8, 8) matching, which starves the hybrids' positive part: without the
