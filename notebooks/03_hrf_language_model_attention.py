@@ -49,8 +49,6 @@ import time
 from functools import partial
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -468,15 +466,9 @@ rec.record(
 
 # %%
 unigram = np.bincount(train_ids, minlength=len(vocab)) / train_ids.size
-p_model = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
-reference_levels = {
-    name: {
-        metric: float(np.mean(value))
-        for metric, value in lm.distribution_metrics(p_model, np.broadcast_to(p_hat, p_model.shape)).items()
-        if metric != "negative_fraction"
-    }
-    for name, p_hat in (("uniform p̂", np.full(len(vocab), 1.0 / len(vocab))), ("unigram p̂", unigram))
-}
+reference_levels = lm.query_blind_levels(
+    Q, K, {"uniform p̂": np.full(len(vocab), 1.0 / len(vocab)), "unigram p̂": unigram}
+)
 level_rows = [[name, "—", f"{v['wasserstein']:.4g}", "—", f"{v['ks']:.3g}"] for name, v in reference_levels.items()] + [
     [
         method,

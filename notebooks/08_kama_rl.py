@@ -837,7 +837,7 @@ reach_rows = [
         "seed": s,
         "hidden units read": r["action_reach"][0],
         "inputs read": ", ".join(map(str, r["action_reach"][1])),
-        "final score": rl.final_score(r["return"]),
+        "final score": (ab_scores if which == "first" else confirm_scores)[K][s],
     }
     for K, which, s, r in ab_runs
 ]

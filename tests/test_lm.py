@@ -389,3 +389,24 @@ def test_checkpoint_reproduction_judges_quality_not_bits():
         lm.checkpoint_reproduction({"valid_perplexity": 114.6}, committed, 0.02)
     with pytest.raises(ValueError, match="committed_log\\['valid_perplexity'\\]"):
         lm.checkpoint_reproduction(committed, {**committed, "valid_perplexity": np.nan}, 0.02)
+
+
+def test_query_blind_levels_are_the_metrics_against_one_distribution_for_every_query():
+    """Zero queries make p uniform over three classes: the uniform reference scores 0, and the point mass on the first
+    class gives CDF gaps (2/3, 1/3, 0), so W₁ = 1 and KS = 2/3 exactly; p itself is softmax(Q Kᵀ)."""
+    Q, K = np.zeros((4, 2)), np.arange(6.0).reshape(3, 2)
+    levels = lm.query_blind_levels(Q, K, {"uniform": np.full(3, 1 / 3), "point": np.array([1.0, 0.0, 0.0])})
+    assert levels["uniform"] == pytest.approx({"wasserstein": 0.0, "ks": 0.0}, abs=1e-15)
+    assert levels["point"] == pytest.approx({"wasserstein": 1.0, "ks": 2 / 3}, rel=1e-14)
+    Q = np.array([[0.3, -1.2]])
+    logits = Q @ K.T
+    np.testing.assert_allclose(lm.softmax_distribution(Q, K), np.exp(logits) / np.exp(logits).sum(), rtol=1e-14)
+    for bad, match in (
+        ({"neg": np.array([1.5, -0.5, 0.0])}, "must be a distribution"),
+        ({"short": np.array([0.5, 0.5])}, "must be a distribution"),
+        ({"nan": np.array([np.nan, 0.5, 0.5])}, "NaN or inf"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            lm.query_blind_levels(Q, K, bad)
+    with pytest.raises(ValueError, match="columns"):
+        lm.query_blind_levels(Q, K[:, :1], {"uniform": np.full(3, 1 / 3)})

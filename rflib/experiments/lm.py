@@ -409,6 +409,34 @@ def distribution_metrics(p_true, p_hat, order=None) -> dict[str, jax.Array]:
     }
 
 
+def softmax_distribution(Q, K) -> np.ndarray:
+    """p = softmax(Q Kᵀ) row by row: each query's true distribution over the V classes (HRF §4.2). (n, d), (V, d) →
+    (n, V), numpy."""
+    return np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
+
+
+def query_blind_levels(Q, K, references: dict) -> dict:
+    """Where W₁ and KS sit for estimates that ignore the query: {name: {"wasserstein", "ks"}}, the query-averaged
+    :func:`distribution_metrics` between each query's p (:func:`softmax_distribution`) and the one distribution
+    ``references[name]`` (V,) given to every query (e.g. uniform, or the classes' frequencies). Q: (n, d), K: (V, d)."""
+    Q = _checks.finite_numpy("Q", Q, 2)
+    K = _checks.finite_numpy("K", K, 2)
+    if K.shape[1] != Q.shape[1]:
+        raise ValueError(f"K must have Q's {Q.shape[1]} columns, got shape {K.shape}")
+    p = softmax_distribution(Q, K)
+    levels = {}
+    for name, reference in references.items():
+        reference = _checks.finite_numpy(f"references[{name!r}]", reference, 1)
+        if reference.shape != (K.shape[0],) or (reference < 0).any() or not np.isclose(reference.sum(), 1.0):
+            raise ValueError(
+                f"references[{name!r}] must be a distribution over the {K.shape[0]} classes (non-negative, sum 1), "
+                f"got shape {reference.shape}"
+            )
+        metrics = distribution_metrics(p, np.broadcast_to(reference, p.shape))
+        levels[name] = {k: float(np.mean(metrics[k])) for k in ("wasserstein", "ks")}
+    return levels
+
+
 def normalise_estimates(estimates) -> jax.Array:
     """p̂_c = ŜM(q, k_c) / Σ_c' ŜM(q, k_c') row by row: (n, V) → (n, V). Rows that sum to 0 raise."""
     estimates = jnp.asarray(estimates)
@@ -518,7 +546,7 @@ def softmax_metrics_study(
     named = {"main": ("clipped", None)} if views is None else dict(views)
     for reading, _ in named.values():
         _checks.one_of("views' reading", reading, READINGS)
-    p_true = np.asarray(jax.nn.softmax(jnp.asarray(Q @ K.T), axis=1))
+    p_true = softmax_distribution(Q, K)
     r_common = float(np.sqrt(np.mean(np.concatenate([np.sum(Q**2, 1), np.sum(K**2, 1)]))))
     rows = {name: {(method, M): [] for method in methods for M in sizes} for name in named}
     query_sums = {name: {(method, M): {} for method in methods for M in sizes} for name in named}
