@@ -562,6 +562,12 @@ rec.record(
 # used by the verdict: it does not track every workload (08 took 11.9 min at 207 GFLOP/s on the AVX-512 host of
 # 2026-12-07, against 12.4–13.9 min at 308–323 GFLOP/s on 2026-11-29). The same rule decides `make`'s total against its
 # 90 minutes (the notebooks' recorded times plus this one's so far).
+#
+# *Documented to fail since 2026-12-08.* The three full `make`s of 2026-12-07/08 all put 08 over 15 minutes (27.3,
+# 29.5 and 25.0 min; the last at the probe's usual 196–267 GFLOP/s, with every notebook 50–60 % slower than in the
+# 55-minute `make` of 2026-12-07 morning), so the per-notebook budget is recorded as an expected failure, with this
+# run's over-budget notebooks in its reason, until 08's runs are made outside `make` and loaded (see the reason). A
+# run that fits is then reported as departing from the documentation, not silently passed.
 
 # %%
 walls = harness.wall_times_by_scale()  # build/quick/executed, build/executed, build/executed-paper
@@ -594,6 +600,17 @@ rec.record(
     criterion="every notebook 00–10 has a recorded standard-scale wall time ≤ 15 min; fails if any is over, "
     "inconclusive if one is not recorded",
     meaningful_at="standard",
+    expected="fails",
+    because="08 (KAMA-NNs RL: 14.75 M environment steps of PPO and TRPO at standard scale) fits 15 minutes only in "
+    "this machine's fast spells (11.9 min on 2026-12-07 at ≈ 6 900 PPO steps/s per process) and not in its slow "
+    "ones, which halve the simulator's and the policy's throughput while the matmul probe may read as usual "
+    "(25.0 min on 2026-12-08 at 3 953 steps/s and 196 GFLOP/s); cutting seeds and steps until the slow spells fit "
+    "would leave its comparisons undecidable, so the planned fix is to make 08's runs with a make target and load "
+    "them at standard scale, as 03 loads its PTB checkpoint; over the budget in this run: "
+    + (
+        ", ".join(f"{n} {standard[n] / 60:.1f} min" for n, st in each_status.items() if st == "fails")
+        or "none (this run fits: the documented failure did not happen, see the notebook's text)"
+    ),
     note="times from the executed notebooks in build/executed, speeds (not used by the verdict) from "
     "build/matmul-gflops-standard.json (this run's when run by make); this notebook's own time is in the next claim",
 )

@@ -45,6 +45,7 @@ Experiments (train or simulate; nothing above uses them)
   experiments.separation_sweeps     success-rate sweeps and studies of the separation constructions (Deng et al. §7)
   experiments.separation_training   training studies of softmax vs linear attention (Deng et al. §5)
   experiments.timing          wall-clock measurement
+  experiments.machine         this machine's matmul speed now, to judge a wall time against (numpy only)
   experiments.progress_bars   the progress-bar convention: progress=False by default, bar(iterable, desc, enabled)
   experiments.allocator       glibc allocator settings that make those timings stable
 

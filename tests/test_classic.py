@@ -161,6 +161,13 @@ def test_relative_mse_divides_by_the_squared_kernel():
     x, y = PAIRS[0]
     log_rel = moments.classic.log_relative_mse(moments.classic.log_mse_positive(x, y, 2), x, y)
     assert float(log_rel) == pytest.approx(np.log((np.exp(np.sum((x + y) ** 2)) - 1) / 2), rel=1e-12)
+    # an exact estimate (positive features at y = −x) has log-MSE −inf, and so has its relative MSE
+    assert float(moments.classic.log_relative_mse(moments.classic.log_mse_positive(x, -x, 2), x, -x)) == -np.inf
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="log_mse contains NaN or \\+inf"):
+            moments.classic.log_relative_mse(bad, x, y)
+    with pytest.raises(ValueError, match="log_mse .* must broadcast"):
+        moments.classic.log_relative_mse(np.zeros(3), x[None].repeat(2, 0), y[None].repeat(2, 0))
 
 
 def test_uniform_log_mse_entry_point_dispatches_by_kind(key):

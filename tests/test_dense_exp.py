@@ -701,3 +701,16 @@ def test_lemmas_a3_a4_the_sorted_pairing_maximises_the_trace(e, spectrum):
         assert value == pytest.approx(np.sum(e[pi] * lam), rel=1e-12)  # eq 45
         assert value == pytest.approx(exact, rel=1e-12)
     assert max(np.trace(E @ Q @ N @ Q.T) for Q in (_haar(rng, d) for _ in range(3000))) <= exact * (1 - 1e-12) + 1e-12
+
+
+def test_log_expm1_is_accurate_refuses_negative_input_and_meets_round_off_at_zero_with_minus_inf():
+    t = np.array([1e-300, 1e-8, 0.5, 29.0, 31.0, 800.0])
+    expected = np.array([np.log(1e-300), np.log(np.expm1(1e-8)), np.log(np.expm1(0.5)), 0, 0, 800.0])
+    expected[3:5] = t[3:5] + np.log1p(-np.exp(-t[3:5]))
+    np.testing.assert_allclose(dm.log_expm1(t), expected, rtol=1e-14)
+    assert dm.log_expm1(0.0) == -np.inf  # an exact estimator: variance 0
+    with pytest.raises(ValueError, match="t must be ≥ 0"):
+        dm.log_expm1(np.array([0.1, -1e-3]))
+    # inside, a Δ that round-off puts just below 0 is Δ = 0 (−inf), while one far below is no round-off: NaN
+    inside = np.asarray(dm._log_expm1(jnp.array([-1e-17, 0.0, -1e-3])))
+    assert np.all(inside[:2] == -np.inf) and np.isnan(inside[2])

@@ -22,8 +22,10 @@ from functools import partial
 import jax
 import numpy as np
 
-from rflib import attention, kama, kernels, moments, projections, separation, sphere
+from rflib import attention, features, kama, kernels, moments, projections, quadrature, separation, sphere
+from rflib.experiments import machine
 from rflib.features import classic, dense_exp, hybrid, png
+from rflib.moments import dense_exp as dense_exp_moments
 from rflib.moments import png as png_moments
 
 RNG_SEED = 20261123
@@ -32,12 +34,14 @@ RNG_SEED = 20261123
 @dataclass
 class Arg:
     """How to fuzz one argument: ``array`` (fixed rank unless ``batched``), ``int`` / ``real`` scalars with their
-    invalid values, or ``choice`` (a string from a set). ``optional``: None is valid (it picks a default)."""
+    invalid values, or ``choice`` (a string from a set). ``optional``: None is valid (it picks a default);
+    ``complex_ok``: complex values are valid (the quadrature of a complex estimator's values)."""
 
     kind: str
     invalid: tuple = ()
     batched: bool = False
     optional: bool = False
+    complex_ok: bool = False
 
 
 @dataclass
@@ -138,6 +142,32 @@ ENTRIES = [
         {"x": X3[0], "y": Y3[0], "m": 8},
         {"x": BATCHED, "y": BATCHED, "m": POS_INT},
     ),
+    Entry(
+        "moments.classic.log_relative_mse",
+        moments.classic.log_relative_mse,
+        {"log_mse": np.array([-1.0, 0.5, 2.0]), "x": X3, "y": Y3[:3]},
+        {"log_mse": BATCHED, "x": BATCHED, "y": BATCHED},
+    ),
+    Entry("dense_exp_moments.log_expm1", dense_exp_moments.log_expm1, {"t": np.array([0.6, 3.0])}, {"t": BATCHED}),
+    Entry(
+        "quadrature.projection_rule",
+        quadrature.projection_rule,
+        {"directions": np.array([[1.2, -0.7, 2.1, 0.4], [0.3, 1.8, -1.1, 2.6]]), "n_points": 6, "rank_tol": 1e-12},
+        {"directions": ARRAY, "n_points": POS_INT, "rank_tol": Arg("real", (-1.0, 1.0))},
+    ),
+    Entry(
+        "quadrature.expectation",
+        quadrature.expectation,
+        {"values": X3, "weights": np.array([0.2, 0.3, 0.5])},
+        {"values": Arg("array", complex_ok=True), "weights": ARRAY},
+    ),
+    Entry(
+        "quadrature.estimator_moments",
+        partial(quadrature.estimator_moments, features.positive),
+        {"x": X3[0], "y": Y3[0], "n_points": 8},
+        {"x": ARRAY, "y": ARRAY, "n_points": POS_INT},
+    ),
+    Entry("machine.matmul_gflops", machine.matmul_gflops, {"n": 8, "repeats": 1}, {"n": POS_INT, "repeats": POS_INT}),
     Entry(
         "moments.classic.log_mse_trig_orthogonal",
         moments.classic.log_mse_trig_orthogonal,
@@ -330,7 +360,7 @@ def array_mutations(value, arg: Arg, rng):
     """(label, mutated value, bad?) for an array argument."""
     arr = np.asarray(value, dtype=np.float64)
     return [
-        ("complex", arr + 1j, True),
+        ("complex", arr + 1j, not arg.complex_ok),
         ("bool", arr > 0, True),
         ("string", "abc", True),
         ("object", np.array(arr.tolist(), dtype=object), True),

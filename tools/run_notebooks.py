@@ -39,11 +39,11 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-import numpy as np
 import papermill
 
 from rflib._atomic import write_atomically
 from rflib.experiments.allocator import ALLOCATOR_ENV, deterministic_xla_flags
+from rflib.experiments.machine import matmul_gflops
 from rflib.notebook.results import VERDICTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,20 +84,6 @@ def speed_path(timings: Path) -> Path:
     """The file, beside the wall times ``timings``, of the machine's matmul speed measured before each of those runs:
     ``timings.json`` → ``matmul-gflops.json``, ``timings-<scale>.json`` → ``matmul-gflops-<scale>.json``."""
     return timings.with_name(timings.name.replace("timings", "matmul-gflops", 1))
-
-
-def matmul_gflops(n: int = 2048, repeats: int = 3) -> float:
-    """This machine's dense float32 matmul speed now (GFLOP/s, best of ``repeats`` n × n products with numpy): recorded
-    beside each wall time, because the speed of a shared machine drifts (up to 2.5× between days on ours), so that a
-    time can be judged against the speed it was measured at."""
-    a = np.random.default_rng(0).random((n, n), dtype=np.float32)
-    a @ a  # warm-up: thread pool and page faults
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ a
-        best = min(best, time.perf_counter() - start)
-    return 2.0 * n**3 / best / 1e9
 
 
 def machine_path(timings: Path) -> Path:

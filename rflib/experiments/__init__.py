@@ -15,6 +15,7 @@
 - ``separation_sweeps``: the separation constructions' §7 sweeps and the studies beyond the paper (Deng et al.).
 - ``separation_training``: training studies of softmax vs linear attention (Deng et al. §5).
 - ``timing``: wall-clock measurement used by the performance notebook and the benchmarks.
+- ``machine``: this machine's matmul speed now, recorded beside wall times (numpy only, for the notebook runner).
 - ``progress_bars``: the progress-bar convention (``progress: bool = False``, :func:`progress_bars.bar`).
 - ``allocator``: glibc allocator settings for stable timings (standard library only).
 
@@ -34,6 +35,7 @@ _MODULES = (
     "kama_kernels",
     "kernel_classification",
     "lm",
+    "machine",
     "policies",
     "progress_bars",
     "rl",

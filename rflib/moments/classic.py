@@ -130,8 +130,18 @@ def log_mse_trig_orthogonal(x, y, m: int, *, nodes: int = 64) -> np.ndarray:
 
 
 def log_relative_mse(log_mse, x, y) -> jax.Array:
-    """log(MSE / SM²), the squared relative error, from a log-MSE of the pairs (x, y): (...) → (...)."""
+    """log(MSE / SM²), the squared relative error, from a log-MSE of the pairs (x, y): log_mse (...), x and y
+    (..., d) → (...), broadcast. log_mse may be −inf (an exact estimate); NaN and +inf are refused."""
     dot, _, _ = pair_terms(x, y)
+    _checks.real_dtype("log_mse", log_mse)
+    if _checks.is_concrete(log_mse):
+        values = np.asarray(log_mse, dtype=float)
+        if np.isnan(values).any() or np.isposinf(values).any():
+            raise ValueError("log_mse contains NaN or +inf (only −inf, an MSE of 0, is a log-MSE's limit)")
+    try:
+        jnp.broadcast_shapes(jnp.shape(log_mse), dot.shape)
+    except ValueError:
+        raise ValueError(f"log_mse {jnp.shape(log_mse)} must broadcast with the pairs' shape {dot.shape}") from None
     return log_mse - 2.0 * dot
 
 

@@ -30,8 +30,20 @@ _PAIR_CHUNK = 128
 
 
 def log_expm1(t):
-    """log(e^t − 1) for t > 0, accurate for tiny t and without overflow for large t (elementwise)."""
+    """log(e^t − 1) for t ≥ 0 (−inf at 0), accurate for tiny t and without overflow for large t (elementwise, any
+    shape). A concrete t with a negative entry is refused: e^t − 1 < 0 there and its log is not real."""
+    t = _checks.elementwise("t", t)
+    if _checks.is_concrete(t) and bool(jnp.any(t < 0)):
+        raise ValueError("t must be ≥ 0 (e^t − 1 < 0 for t < 0, whose log is not real)")
+    return _log_expm1(t)
+
+
+def _log_expm1(t):
+    """:func:`log_expm1` unchecked, for Δ ≥ 0 computed inside: a Δ that round-off puts below 0 (by at most 256 ulps of
+    1) is Δ = 0 (−inf, an exact estimator), not a NaN; one further below stays NaN, since it is no round-off."""
     t = jnp.asarray(t)
+    round_off = 256 * jnp.finfo(t.dtype if jnp.issubdtype(t.dtype, jnp.floating) else float).eps
+    t = jnp.where((t < 0) & (t >= -round_off), 0.0, t)
     return jnp.where(t > 30.0, t + jnp.log1p(-jnp.exp(-jnp.minimum(t, 700.0))), jnp.log(jnp.expm1(t)))
 
 
@@ -113,7 +125,7 @@ def log_relative_variance(params: DERF, X, Y) -> jax.Array:
     xᵀy, ERRATA.md FAVOR-E19). Exact estimators give −inf (Δ = 0).
     """
     delta = log_relative_second_moment(params, X, Y)
-    return log_expm1(delta)
+    return _log_expm1(delta)
 
 
 def trig_log_relative_variance(X, Y) -> jax.Array:
@@ -124,7 +136,7 @@ def trig_log_relative_variance(X, Y) -> jax.Array:
     X = _checks.points("X", X)
     Y = _checks.points("Y", Y, X.shape[1])
     v = _pairwise_sq_norms(X, -Y)
-    return jnp.logaddexp(log_expm1(jnp.maximum(v, jnp.finfo(v.dtype).tiny)), jnp.log(0.5) - v)
+    return jnp.logaddexp(_log_expm1(jnp.maximum(v, jnp.finfo(v.dtype).tiny)), jnp.log(0.5) - v)
 
 
 def shifted_log_variance(params: DERF, stats: SetStatistics) -> jax.Array:
@@ -193,7 +205,7 @@ def log_mse(x, y, m: int, *, params: DERF) -> jax.Array:
     offset, R = _delta_weights(params)
     v = x @ (R @ params.B1).T + y @ (R @ params.B2).T
     delta = offset + jnp.sum(v**2, axis=-1)
-    return 2.0 * jnp.sum(x * y, axis=-1) + log_expm1(delta) - jnp.log(m)
+    return 2.0 * jnp.sum(x * y, axis=-1) + _log_expm1(delta) - jnp.log(m)
 
 
 def pair_average_objective(params: DERF, X, Y) -> float:
